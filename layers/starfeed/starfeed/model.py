@@ -1,0 +1,94 @@
+"""The records that flow through the pipeline. Plain dataclasses: no I/O, no AWS types."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+
+def source_id_for(url: str) -> str:
+    """A short, stable id: adding the same URL twice finds the same source."""
+    return hashlib.sha256(url.strip().encode()).hexdigest()[:12]
+
+
+def host_of(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
+
+
+@dataclass
+class Source:
+    source_id: str
+    url: str
+    kind: str = "feed"
+    title: str | None = None
+    site_url: str | None = None
+    created_at: float = 0.0
+    enabled: bool = True
+    polling: bool = True
+    collections: list[str] = field(default_factory=list)
+    # Conditional GET validators.
+    etag: str | None = None
+    last_modified: str | None = None
+    # Last fetch and its outcome.
+    status: str = "new"  # new | ok | not-modified | error
+    http_status: int | None = None
+    last_error: str | None = None
+    last_fetch_at: float | None = None
+    last_success_at: float | None = None
+    consecutive_failures: int = 0
+    entry_count: int = 0
+    # Schedule: the interval, why it was chosen, and when the source is next due.
+    interval: int = 0
+    reason: str | None = None
+    next_check_at: float | None = None
+    locked_until: float | None = None
+
+    @property
+    def host(self) -> str:
+        return host_of(self.url)
+
+
+@dataclass
+class Entry:
+    """Seed 003 §5.2's normalized entry."""
+
+    entry_uid: str
+    feed_id: str
+    canonical_link: str | None = None
+    title: str | None = None
+    summary: str | None = None
+    content: str | None = None
+    authors: list[dict] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    enclosures: list[dict] = field(default_factory=list)
+    published: str | None = None
+    updated: str | None = None
+    first_seen: str = ""
+    last_seen: str = ""
+    seen_count: int = 1
+    raw_refs: list[dict] = field(default_factory=list)
+    content_hash: str = ""
+
+    @property
+    def sort_time(self) -> str:
+        """Publication time for ordering; first_seen when it is missing or in the future."""
+        if self.published and self.published <= self.last_seen:
+            return self.published
+        return self.first_seen
+
+
+@dataclass(frozen=True)
+class FetchOutcome:
+    """What one fetch of a source amounted to: the input of the scheduling decision."""
+
+    http_status: int | None
+    new_entries: int = 0
+    not_modified: bool = False
+    error: str | None = None
+    retry_after: float | None = None
+    ttl_minutes: int | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None

@@ -1,0 +1,88 @@
+"""Every tunable of starfeed, read once from the environment.
+
+The names are the environment variables that template.yaml sets on the functions; the local
+stack sets the same ones, so a setting means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+
+
+def _flag(value: str) -> bool:
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    sources_table: str = "starfeed-sources"
+    entries_table: str = "starfeed-entries"
+    feeds_bucket: str = "starfeed-feeds"
+    raw_bucket: str = "starfeed-raw"
+    fetch_queue_url: str = ""
+    render_queue_url: str = ""
+    region: str = "us-east-1"
+    # None means the real AWS endpoints; the local stack points this at moto.
+    endpoint_url: str | None = None
+    public_url: str = "http://127.0.0.1:3000"
+
+    # Scheduling (seconds). Seed 003 §6.1 defaults.
+    default_interval: int = 900
+    min_interval: int = 300
+    max_interval: int = 86400
+    backoff_cap: int = 86400
+    lease_seconds: int = 600
+    due_shards: int = 4
+    # Fetching.
+    connect_timeout: float = 5.0
+    read_timeout: float = 15.0
+    fetch_deadline: float = 25.0
+    max_body_bytes: int = 15 * 1024 * 1024
+    allow_private_networks: bool = False
+    # Storage and rendering.
+    entry_retention_days: int = 30
+    feed_item_limit: int = 50
+    cache_max_age: int = 300
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
+        env = os.environ if environ is None else environ
+        values = {}
+        for field in fields(cls):
+            raw = env.get(_env_name(field.name))
+            if raw is None or raw == "":
+                continue
+            if field.type == "bool":
+                values[field.name] = _flag(raw)
+            elif field.type == "int":
+                values[field.name] = int(raw)
+            elif field.type == "float":
+                values[field.name] = float(raw)
+            else:
+                values[field.name] = raw
+        if "region" not in values and env.get("AWS_REGION"):
+            values["region"] = env["AWS_REGION"]
+        if "endpoint_url" not in values and env.get("AWS_ENDPOINT_URL"):
+            values["endpoint_url"] = env["AWS_ENDPOINT_URL"]
+        return cls(**values)
+
+
+# Resource names keep the short names CloudFormation users expect; tunables are prefixed.
+_RESOURCE_ENV = {
+    "sources_table": "SOURCES_TABLE",
+    "entries_table": "ENTRIES_TABLE",
+    "feeds_bucket": "FEEDS_BUCKET",
+    "raw_bucket": "RAW_BUCKET",
+    "fetch_queue_url": "FETCH_QUEUE_URL",
+    "render_queue_url": "RENDER_QUEUE_URL",
+}
+
+
+def _env_name(field_name: str) -> str:
+    return _RESOURCE_ENV.get(field_name) or "STARFEED_" + field_name.upper()
+
+
+def env_names() -> dict[str, str]:
+    """Setting name -> environment variable, for the README's table and the CLI."""
+    return {f.name: _env_name(f.name) for f in fields(Settings)}
