@@ -1,0 +1,1 @@
+"""Fetching a source over HTTP, politely and within limits."""

@@ -1,0 +1,175 @@
+"""Conditional GET with timeouts, a total deadline, a body limit and a clear reason per status."""
+
+from __future__ import annotations
+
+import email.utils
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+
+import requests
+
+from starfeed import USER_AGENT
+from starfeed.model import host_of
+from starfeed.settings import Settings
+
+MAX_REDIRECTS = 5
+ACCEPT = ("application/rss+xml, application/atom+xml, application/feed+json, "
+          "application/xml;q=0.9, text/xml;q=0.9, text/html;q=0.5, */*;q=0.1")
+
+
+@dataclass
+class FetchResult:
+    url: str  # the URL finally answered, after redirects
+    status: int | None  # None when no HTTP response arrived
+    request_headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    error: str | None = None
+    retry_after: float | None = None
+    elapsed: float = 0.0
+
+    @property
+    def not_modified(self) -> bool:
+        return self.status == 304
+
+
+# A reason a person can act on, per status.
+_STATUS_REASONS = {
+    401: "401 Unauthorized: the feed needs credentials starfeed does not have",
+    403: "403 Forbidden: the server refuses starfeed; open the URL in a browser or ask the publisher",
+    404: "404 Not Found: nothing at this URL any more; check it or remove the source",
+    410: "410 Gone: the publisher removed this feed for good",
+    429: "429 Too Many Requests: the server asked starfeed to slow down",
+}
+
+
+def reason_for_status(status: int, host: str) -> str:
+    if status in _STATUS_REASONS:
+        return _STATUS_REASONS[status]
+    if status == 503:
+        return f"503 Service Unavailable: {host} is down or overloaded"
+    if status >= 500:
+        return f"HTTP {status}: server error at {host}"
+    return f"HTTP {status}: unexpected answer from {host}"
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Retry-After in seconds or as an HTTP date (RFC 9110 §10.2.3) -> seconds from now."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+def fetch(url: str, settings: Settings, *, etag: str | None = None,
+          last_modified: str | None = None, session: requests.Session | None = None) -> FetchResult:
+    started = time.monotonic()
+    headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate, br"}
+    if etag:
+        headers["If-None-Match"] = etag
+    if last_modified:
+        headers["If-Modified-Since"] = last_modified
+    session = session or _session()
+    result = FetchResult(url=url, status=None, request_headers=dict(headers))
+    try:
+        with session.get(url, headers=headers, stream=True,
+                         timeout=(settings.connect_timeout, settings.read_timeout)) as response:
+            result.url = response.url
+            result.status = response.status_code
+            result.headers = dict(response.headers)
+            result.body = _read_limited(response, settings, started)
+    except _BodyTooLarge:
+        result.error = f"response larger than {settings.max_body_bytes} bytes: not read"
+    except _DeadlineExceeded:
+        result.error = f"fetch took longer than {settings.fetch_deadline:g} s: abandoned"
+    except requests.exceptions.TooManyRedirects:
+        result.error = f"more than {MAX_REDIRECTS} redirects: the URL loops or moved too often"
+    except requests.exceptions.Timeout:
+        result.error = "timed out: the server did not answer in time"
+    except requests.exceptions.InvalidURL as exc:
+        result.error = f"invalid URL: {exc}"
+    except requests.exceptions.ConnectionError as exc:
+        result.error = f"could not connect: {_root_cause(exc)}"
+    except requests.exceptions.RequestException as exc:
+        result.error = f"request failed: {_root_cause(exc)}"
+    result.elapsed = time.monotonic() - started
+    if result.error is None and result.status is not None and result.status >= 400:
+        result.error = reason_for_status(result.status, host_of(result.url) or result.url)
+        if result.status in (429, 503):
+            result.retry_after = parse_retry_after(result.headers.get("Retry-After"), time.time())
+    return result
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class _DeadlineExceeded(Exception):
+    pass
+
+
+def _read_limited(response: requests.Response, settings: Settings, started: float) -> bytes:
+    """The body, up to the size limit and within the total deadline. iter_content yields
+    decompressed bytes, so the limit holds against compression bombs; a watchdog closes the
+    response at the deadline, since a server trickling bytes never trips the read timeout."""
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        sock = _socket_of(response)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes a recv blocked in another thread
+            except OSError:
+                pass
+        response.close()
+
+    watchdog = threading.Timer(max(0.0, settings.fetch_deadline - (time.monotonic() - started)), expire)
+    watchdog.daemon = True
+    watchdog.start()
+    chunks, size = [], 0
+    try:
+        for chunk in response.iter_content(chunk_size=64 * 1024):
+            size += len(chunk)
+            if size > settings.max_body_bytes:
+                raise _BodyTooLarge
+            chunks.append(chunk)
+    except (_BodyTooLarge, requests.exceptions.RequestException, OSError, ValueError, AttributeError):
+        if expired.is_set():
+            raise _DeadlineExceeded from None
+        raise
+    finally:
+        watchdog.cancel()
+    if expired.is_set():
+        raise _DeadlineExceeded
+    return b"".join(chunks)
+
+
+def _socket_of(response: requests.Response) -> socket.socket | None:
+    try:
+        return response.raw._fp.fp.raw._sock  # urllib3 -> http.client -> socket file -> socket
+    except AttributeError:
+        return None
+
+
+def _session() -> requests.Session:
+    session = requests.Session()
+    session.max_redirects = MAX_REDIRECTS
+    return session
+
+
+def _root_cause(exc: BaseException) -> str:
+    while exc.__context__ is not None and exc.__context__ is not exc:
+        exc = exc.__context__
+    text = str(exc) or type(exc).__name__
+    return text.split(": ", 1)[-1][:200]

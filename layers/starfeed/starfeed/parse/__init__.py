@@ -1,0 +1,1 @@
+"""Turning fetched bytes into normalized entries. Pure: no I/O."""

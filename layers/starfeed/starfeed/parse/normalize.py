@@ -1,0 +1,133 @@
+"""feedparser entries -> seed 003 §5.2 entries: stable ids, absolute links, UTC times, clean text."""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import html
+import re
+import time
+from urllib.parse import urldefrag, urljoin
+
+import nh3
+
+from starfeed.model import Entry
+
+# Characters XML 1.0 forbids; feedgen refuses them, so they never reach storage.
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+_SPACES = re.compile(r"\s+")
+
+
+def rfc3339(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def clean_text(value: str | None) -> str | None:
+    """Markup removed, entities decoded, whitespace collapsed: safe as plain text anywhere."""
+    if not value:
+        return None
+    text = html.unescape(nh3.clean(_xml_safe(value), tags=set()))
+    text = _SPACES.sub(" ", text).strip()
+    return text or None
+
+
+def clean_html(value: str | None) -> str | None:
+    """Sanitized HTML: no script, event handlers, iframes, javascript: or data: URLs."""
+    if not value:
+        return None
+    return nh3.clean(_xml_safe(value)) or None
+
+
+def normalize_entries(raw_entries: list, feed_id: str, feed_url: str, now: float) -> list[Entry]:
+    seen = rfc3339(now)
+    entries: list[Entry] = []
+    uids: set[str] = set()
+    for raw in raw_entries:
+        entry = normalize_entry(raw, feed_id, feed_url, seen)
+        if entry.entry_uid in uids:
+            # A GUID repeated inside one feed must not merge two different entries.
+            entry.entry_uid = f"{entry.entry_uid}#{entry.content_hash[:12]}"
+            if entry.entry_uid in uids:
+                continue
+        uids.add(entry.entry_uid)
+        entries.append(entry)
+    return entries
+
+
+def normalize_entry(raw, feed_id: str, feed_url: str, seen: str) -> Entry:
+    link = _absolute(raw.get("link"), feed_url)
+    title = clean_text(raw.get("title"))
+    published = _time(raw.get("published_parsed")) or _time(raw.get("updated_parsed"))
+    contents = raw.get("content") or []
+    body = contents[0].get("value") if contents else raw.get("summary")
+    content = clean_html(body)
+    summary = clean_text(raw.get("summary"))
+    native_id = (raw.get("id") or "").strip()
+    uid = _xml_safe(native_id) if native_id else _sha256("\x1f".join(
+        [link or "", title or "", published or "", feed_id]))
+    return Entry(
+        entry_uid=uid,
+        feed_id=feed_id,
+        canonical_link=link,
+        title=title,
+        summary=summary,
+        content=content,
+        authors=_authors(raw),
+        categories=[clean_text(t.get("term")) for t in raw.get("tags") or [] if clean_text(t.get("term"))],
+        enclosures=_enclosures(raw, feed_url),
+        published=published,
+        updated=_time(raw.get("updated_parsed")),
+        first_seen=seen,
+        last_seen=seen,
+        content_hash=_sha256("\x1f".join([title or "", link or "", content or ""])),
+    )
+
+
+def _authors(raw) -> list[dict]:
+    authors = []
+    for detail in raw.get("authors") or []:
+        author = {"name": clean_text(detail.get("name")), "email": clean_text(detail.get("email")),
+                  "uri": _absolute(detail.get("href"), None)}
+        if any(author.values()):
+            authors.append(author)
+    if not authors and clean_text(raw.get("author")):
+        authors.append({"name": clean_text(raw.get("author")), "email": None, "uri": None})
+    return authors
+
+
+def _enclosures(raw, feed_url: str) -> list[dict]:
+    out = []
+    for link in raw.get("enclosures") or []:
+        url = _absolute(link.get("href"), feed_url)
+        if not url:
+            continue
+        length = str(link.get("length") or "").strip()
+        out.append({"url": url, "type": clean_text(link.get("type")),
+                    "length": int(length) if length.isdigit() else None})
+    return out
+
+
+def _absolute(url: str | None, base: str | None) -> str | None:
+    if not url:
+        return None
+    url = _xml_safe(url.strip())
+    absolute = urljoin(base, url) if base else url
+    absolute = urldefrag(absolute).url
+    return absolute if absolute.lower().startswith(("http://", "https://")) else None
+
+
+def _time(struct) -> str | None:
+    if not struct:
+        return None
+    try:
+        return rfc3339(calendar.timegm(struct))
+    except (OverflowError, ValueError, TypeError):
+        return None
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _xml_safe(text: str) -> str:
+    return _XML_ILLEGAL.sub("", text)

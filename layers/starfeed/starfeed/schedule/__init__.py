@@ -1,0 +1,1 @@
+"""Deciding when each source is fetched next (pure) and finding the sources that are due."""

@@ -1,0 +1,85 @@
+"""A real HTTP server on loopback that serves scripted responses and records requests."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds before answering
+    chunk_delay: float = 0.0  # seconds between 1 KiB chunks of the body
+
+
+class Origin:
+    def __init__(self):
+        self.routes: dict[str, Reply | list[Reply]] = {}
+        self.requests: list[tuple[str, dict[str, str]]] = []
+        origin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                origin.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+                reply = origin._next(self.path)
+                time.sleep(reply.delay)
+                self.send_response(reply.status)
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                if "Content-Length" not in reply.headers:
+                    self.send_header("Content-Length", str(len(reply.body)))
+                self.end_headers()
+                try:
+                    if reply.chunk_delay:
+                        for start in range(0, len(reply.body), 1024):
+                            self.wfile.write(reply.body[start:start + 1024])
+                            self.wfile.flush()
+                            time.sleep(reply.chunk_delay)
+                    else:
+                        self.wfile.write(reply.body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def log_message(self, *args):
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def _next(self, path: str) -> Reply:
+        reply = self.routes.get(path, Reply(404, b"not here"))
+        if isinstance(reply, list):
+            return reply.pop(0) if len(reply) > 1 else reply[0]
+        return reply
+
+    def serve(self, path: str, *replies: Reply) -> str:
+        self.routes[path] = list(replies) if len(replies) > 1 else replies[0]
+        return self.url + path
+
+    def hits(self, path: str) -> list[dict[str, str]]:
+        return [headers for p, headers in self.requests if p == path]
+
+    def close(self):
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def rss(*items: tuple[str, str], title: str = "Test Feed", extra: str = "") -> bytes:
+    """items: (guid, title) pairs, newest first."""
+    body = "".join(
+        f"<item><title>{t}</title><link>https://example.org/{g}</link><guid isPermaLink='false'>{g}</guid>"
+        f"<pubDate>{time.strftime('%a, %d %b %Y %H:%M:%S GMT', time.gmtime(time.time() - 60 * i))}</pubDate>"
+        f"<description>About {t}</description></item>"
+        for i, (g, t) in enumerate(items))
+    return (f'<?xml version="1.0"?><rss version="2.0"><channel><title>{title}</title>'
+            f"<link>https://example.org/</link><description>d</description>{extra}{body}"
+            "</channel></rss>").encode()

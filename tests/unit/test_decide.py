@@ -1,0 +1,81 @@
+import random
+
+import pytest
+
+from starfeed.model import FetchOutcome, Source
+from starfeed.schedule.decide import decide
+from starfeed.settings import Settings
+
+NOW = 1_800_000_000.0
+SETTINGS = Settings(default_interval=900, min_interval=300, max_interval=86400, backoff_cap=86400)
+
+
+class NoJitter(random.Random):
+    def uniform(self, a, b):
+        return 0.0
+
+
+def source(**kwargs) -> Source:
+    return Source(source_id="s1", url="https://example.org/feed", **kwargs)
+
+
+def after(src: Source, outcome: FetchOutcome):
+    return decide(src, outcome, SETTINGS, NOW, NoJitter())
+
+
+def test_not_modified_backs_off_by_a_quarter():
+    d = after(source(interval=1000), FetchOutcome(304, not_modified=True))
+    assert (d.interval, d.reason, d.next_check_at) == (1250, "not-modified", NOW + 1250)
+
+
+def test_new_entries_speed_up_by_a_quarter_down_to_the_minimum():
+    assert after(source(interval=1000), FetchOutcome(200, new_entries=3)).interval == 750
+    assert after(source(interval=350), FetchOutcome(200, new_entries=1)).interval == 300
+
+
+def test_no_new_entries_slow_down_up_to_the_maximum():
+    d = after(source(interval=80000), FetchOutcome(200, new_entries=0))
+    assert (d.interval, d.reason) == (86400, "no-new-entries")
+
+
+def test_a_new_source_starts_from_the_default_interval():
+    assert after(source(), FetchOutcome(200, new_entries=2)).interval == int(900 * 0.75)
+
+
+def test_seed_002_backoff_waits_interval_times_two_to_the_failures():
+    # consecutiveFailures = 2 and pollIntervalMinutes = 60 -> polled after 240 minutes.
+    d = after(source(interval=3600, consecutive_failures=1), FetchOutcome(500, error="HTTP 500"))
+    assert d.consecutive_failures == 2
+    assert d.next_check_at == NOW + 240 * 60
+    assert (d.interval, d.reason) == (3600, "error-backoff")
+
+
+def test_backoff_is_capped():
+    d = after(source(interval=3600, consecutive_failures=9), FetchOutcome(None, error="refused"))
+    assert d.next_check_at == NOW + SETTINGS.backoff_cap
+
+
+def test_success_resets_the_failure_count():
+    assert after(source(consecutive_failures=4), FetchOutcome(200)).consecutive_failures == 0
+
+
+def test_retry_after_is_honoured_exactly_without_jitter():
+    d = decide(source(interval=900), FetchOutcome(429, error="429", retry_after=120.0), SETTINGS,
+               NOW, random.Random(7))
+    assert (d.next_check_at, d.reason) == (NOW + 120, "retry-after")
+
+
+def test_publisher_ttl_is_a_floor():
+    d = after(source(interval=600), FetchOutcome(200, new_entries=1, ttl_minutes=60))
+    assert d.interval == 3600
+
+
+def test_polling_off_runs_once():
+    assert after(source(polling=False), FetchOutcome(200, new_entries=1)).next_check_at is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_jitter_stays_within_fifteen_percent(seed):
+    d = decide(source(interval=1000), FetchOutcome(304, not_modified=True), SETTINGS, NOW,
+               random.Random(seed))
+    assert 1250 * 0.85 <= d.next_check_at - NOW <= 1250 * 1.15

@@ -1,0 +1,77 @@
+"""The fetcher against real HTTP servers on loopback."""
+
+import email.utils
+import gzip
+import time
+
+import pytest
+
+from origin import Reply, rss
+from starfeed import USER_AGENT
+from starfeed.fetch.http import fetch
+from starfeed.settings import Settings
+
+SETTINGS = Settings(connect_timeout=2, read_timeout=2, fetch_deadline=3, max_body_bytes=1 << 20)
+
+
+def test_conditional_get_sends_validators_and_an_honest_user_agent(origin):
+    url = origin.serve("/f", Reply(304, headers={"ETag": '"v1"'}))
+    result = fetch(url, SETTINGS, etag='"v1"', last_modified="Fri, 20 Nov 2026 08:00:00 GMT")
+    assert result.not_modified and result.error is None
+    sent = origin.hits("/f")[0]
+    assert sent["if-none-match"] == '"v1"'
+    assert sent["if-modified-since"] == "Fri, 20 Nov 2026 08:00:00 GMT"
+    assert sent["user-agent"] == USER_AGENT and "starfeed" in USER_AGENT and "http" in USER_AGENT
+
+
+def test_gzip_bodies_are_decoded(origin):
+    body = rss(("a", "A"))
+    url = origin.serve("/gz", Reply(200, gzip.compress(body), {"Content-Encoding": "gzip"}))
+    assert fetch(url, SETTINGS).body == body
+
+
+@pytest.mark.parametrize("status, words", [
+    (401, "credentials"), (403, "refuses"), (404, "no longer|Not Found"), (410, "Gone"),
+    (500, "server error"), (503, "down or overloaded")])
+def test_each_status_has_its_own_reason(origin, status, words):
+    result = fetch(origin.serve("/s", Reply(status, b"no")), SETTINGS)
+    assert result.status == status
+    assert any(w in result.error for w in words.split("|"))
+
+
+def test_retry_after_in_seconds_and_as_a_date(origin):
+    assert fetch(origin.serve("/a", Reply(429, headers={"Retry-After": "120"})), SETTINGS).retry_after == 120
+    later = email.utils.formatdate(time.time() + 600, usegmt=True)
+    waited = fetch(origin.serve("/b", Reply(503, headers={"Retry-After": later})), SETTINGS).retry_after
+    assert 590 <= waited <= 600
+
+
+def test_a_body_over_the_limit_is_not_read(origin):
+    result = fetch(origin.serve("/big", Reply(200, b"x" * (2 << 20))), SETTINGS)
+    assert "larger than" in result.error and result.body == b""
+
+
+def test_a_gzip_bomb_stops_at_the_decompressed_limit(origin):
+    bomb = gzip.compress(b"\0" * (64 << 20))  # 64 MiB inflating from about 64 KiB
+    assert len(bomb) < 1 << 20
+    result = fetch(origin.serve("/bomb", Reply(200, bomb, {"Content-Encoding": "gzip"})), SETTINGS)
+    assert "larger than" in result.error
+
+
+def test_a_redirect_loop_is_reported(origin):
+    origin.serve("/loop", Reply(301, headers={"Location": "/loop2"}))
+    origin.serve("/loop2", Reply(301, headers={"Location": "/loop"}))
+    assert "redirects" in fetch(origin.url + "/loop", SETTINGS).error
+
+
+def test_a_trickling_server_hits_the_total_deadline(origin):
+    url = origin.serve("/slow", Reply(200, b"x" * 64 * 1024, chunk_delay=0.1))
+    started = time.monotonic()
+    result = fetch(url, SETTINGS)
+    assert "longer than" in result.error
+    assert time.monotonic() - started < SETTINGS.fetch_deadline + 2
+
+
+def test_an_unreachable_host_is_a_connection_error():
+    result = fetch("http://127.0.0.1:9/feed", SETTINGS)
+    assert result.status is None and result.error.startswith("could not connect")

@@ -1,0 +1,58 @@
+"""Each feed in tests/data/normalize has its expected entries beside it (*.expected.json)."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from starfeed.parse.feed import parse_feed
+from starfeed.parse.normalize import normalize_entries
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "normalize"
+NOW = 1_795_262_400.0
+CASES = sorted(p for p in DATA.iterdir() if not p.name.endswith(".expected.json"))
+
+
+def normalized(path: Path):
+    feed_url = "https://news.example.net/feed" if path.suffix == ".xml" else "https://blog.example.com/feed"
+    parsed = parse_feed(path.read_bytes(), feed_url)
+    assert parsed.error is None
+    return normalize_entries(parsed.entries, "src", feed_url, NOW), feed_url
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.name for p in CASES])
+def test_expected_entries(path):
+    entries, _ = normalized(path)
+    expected = json.loads(path.with_name(path.stem + ".expected.json").read_text())
+    assert len(entries) == len(expected)
+    for entry, want in zip(entries, expected):
+        for field, value in want.items():
+            got = getattr(entry, field)
+            if value == "same#<content_hash>":
+                value = f"same#{entry.content_hash[:12]}"
+            if value == "<sha256>":
+                assert len(got) == 64 and int(got, 16) >= 0
+                continue
+            assert got == value, field
+
+
+def test_fallback_uid_is_stable_and_depends_on_the_feed():
+    entries, url = normalized(DATA / "rss-duplicate-guids.xml")
+    again, _ = normalized(DATA / "rss-duplicate-guids.xml")
+    assert entries[2].entry_uid == again[2].entry_uid
+    tuple_ = "\x1f".join(["https://news.example.net/stories/3", "No id at all", "", "src"])
+    assert entries[2].entry_uid == hashlib.sha256(tuple_.encode()).hexdigest()
+
+
+def test_dates_missing_or_in_the_future_order_by_first_seen():
+    raw = [{"id": "future", "title": "t", "published_parsed": (2099, 1, 1, 0, 0, 0, 0, 0, 0)},
+           {"id": "none", "title": "t"}]
+    future, missing = normalize_entries(raw, "s", "https://example.org/", NOW)
+    assert future.published == "2099-01-01T00:00:00Z"
+    assert future.sort_time == missing.sort_time == "2026-11-21T12:00:00Z"
+
+
+def test_a_non_feed_is_a_clear_error():
+    parsed = parse_feed(b"<html><body>Hello</body></html>", "https://example.org/")
+    assert parsed.error.startswith("not a feed")
