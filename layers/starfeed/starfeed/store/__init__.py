@@ -1,0 +1,36 @@
+"""The storage layer: every call to DynamoDB, S3 and SQS lives in this package."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import boto3
+from botocore.config import Config
+
+from starfeed.settings import Settings
+from starfeed.store.blobs import Blobs
+from starfeed.store.dynamo import Catalog
+from starfeed.store.queues import Queues
+
+
+@dataclass
+class Storage:
+    settings: Settings
+
+    def client(self, service: str):
+        return boto3.client(service, region_name=self.settings.region,
+                            endpoint_url=self.settings.endpoint_url,
+                            config=Config(retries={"mode": "standard"}))
+
+    @cached_property
+    def catalog(self) -> Catalog:
+        return Catalog(self.settings)
+
+    @cached_property
+    def blobs(self) -> Blobs:
+        return Blobs(self.client("s3"), self.settings)
+
+    @cached_property
+    def queues(self) -> Queues:
+        return Queues(self.client("sqs"), self.settings)

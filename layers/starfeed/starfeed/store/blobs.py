@@ -1,0 +1,74 @@
+"""S3: raw payloads (content-addressed, stored once) and rendered feed objects."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from botocore.exceptions import ClientError
+
+from starfeed.settings import Settings
+
+
+@dataclass
+class FeedObject:
+    body: bytes
+    content_type: str
+    etag: str
+    last_modified: float
+    cache_control: str | None = None
+
+
+class NotModified(Exception):
+    pass
+
+
+class Blobs:
+    def __init__(self, s3, settings: Settings):
+        self._s3 = s3
+        self._settings = settings
+
+    # Raw store (seed 003 §4.5) -------------------------------------------------------------
+
+    def put_raw_fetch(self, fetch_id: str, record: dict, body: bytes) -> dict:
+        """Store the body under its SHA-256 (once) and the fetch record that points at it."""
+        digest = hashlib.sha256(body).hexdigest()
+        body_key = f"bodies/{digest[:2]}/{digest}"
+        try:
+            self._s3.put_object(Bucket=self._settings.raw_bucket, Key=body_key, Body=body,
+                                IfNoneMatch="*")
+        except ClientError as exc:
+            # Already stored: identical bodies are kept once.
+            if exc.response["Error"]["Code"] not in ("PreconditionFailed", "412",
+                                                     "ConditionalRequestConflict"):
+                raise
+        record = {**record, "fetch_id": fetch_id, "body_sha256": digest, "body_key": body_key,
+                  "content_length": len(body)}
+        fetch_key = f"fetches/{record['feed_id']}/{record['fetched_at']}-{fetch_id}.json"
+        self._s3.put_object(Bucket=self._settings.raw_bucket, Key=fetch_key,
+                            Body=json.dumps(record).encode(), ContentType="application/json")
+        return {"fetch_id": fetch_id, "key": fetch_key, "body_sha256": digest}
+
+    # Rendered feeds ------------------------------------------------------------------------
+
+    def put_feed(self, key: str, body: bytes, content_type: str) -> None:
+        self._s3.put_object(Bucket=self._settings.feeds_bucket, Key=key, Body=body,
+                            ContentType=content_type,
+                            CacheControl=f"public, max-age={self._settings.cache_max_age}")
+
+    def get_feed(self, key: str, if_none_match: str | None = None) -> FeedObject | None:
+        kwargs = {"IfNoneMatch": if_none_match} if if_none_match else {}
+        try:
+            response = self._s3.get_object(Bucket=self._settings.feeds_bucket, Key=key, **kwargs)
+        except ClientError as exc:
+            code = exc.response["Error"]["Code"]
+            if code in ("304", "NotModified"):
+                raise NotModified from None
+            if code in ("NoSuchKey", "404"):
+                return None
+            raise
+        return FeedObject(body=response["Body"].read(), content_type=response["ContentType"],
+                          etag=response["ETag"],
+                          last_modified=response["LastModified"].timestamp(),
+                          cache_control=response.get("CacheControl"))

@@ -1,0 +1,273 @@
+"""DynamoDB through PynamoDB: the sources table (with the scheduler's index) and entries."""
+
+from __future__ import annotations
+
+import calendar
+import time
+import zlib
+from dataclasses import asdict, fields
+
+from pynamodb.attributes import (BooleanAttribute, JSONAttribute, ListAttribute, NumberAttribute,
+                                 UnicodeAttribute)
+from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection, LocalSecondaryIndex
+from pynamodb.models import Model
+
+from starfeed.model import Entry, Source
+from starfeed.settings import Settings
+
+DAY = 86400
+
+
+def _meta(table: str, settings: Settings, **extra) -> type:
+    return type("Meta", (), {"table_name": table, "region": settings.region,
+                             "host": settings.endpoint_url, **extra})
+
+
+def build_models(settings: Settings):
+    """Model classes bound to this deployment's tables (PynamoDB reads Meta at class creation)."""
+
+    class DueIndex(GlobalSecondaryIndex):
+        # Sparse: only enabled, scheduled sources carry due_shard, so a Query reads due ones only.
+        Meta = _meta("", settings, index_name="Due", projection=KeysOnlyProjection())
+        due_shard = UnicodeAttribute(hash_key=True)
+        next_check_at = NumberAttribute(range_key=True)
+
+    class UrlIndex(GlobalSecondaryIndex):
+        Meta = _meta("", settings, index_name="ByUrl", projection=KeysOnlyProjection())
+        url = UnicodeAttribute(hash_key=True)
+
+    class SourceRecord(Model):
+        Meta = _meta(settings.sources_table, settings)
+        source_id = UnicodeAttribute(hash_key=True)
+        url = UnicodeAttribute()
+        kind = UnicodeAttribute(default="feed")
+        title = UnicodeAttribute(null=True)
+        site_url = UnicodeAttribute(null=True)
+        created_at = NumberAttribute(default=0)
+        enabled = BooleanAttribute(default=True)
+        polling = BooleanAttribute(default=True)
+        collections = ListAttribute(of=UnicodeAttribute, default=list)
+        etag = UnicodeAttribute(null=True)
+        last_modified = UnicodeAttribute(null=True)
+        status = UnicodeAttribute(default="new")
+        http_status = NumberAttribute(null=True)
+        last_error = UnicodeAttribute(null=True)
+        last_fetch_at = NumberAttribute(null=True)
+        last_success_at = NumberAttribute(null=True)
+        consecutive_failures = NumberAttribute(default=0)
+        entry_count = NumberAttribute(default=0)
+        interval = NumberAttribute(default=0)
+        reason = UnicodeAttribute(null=True)
+        next_check_at = NumberAttribute(null=True)
+        due_shard = UnicodeAttribute(null=True)
+        locked_until = NumberAttribute(null=True)
+        due = DueIndex()
+        by_url = UrlIndex()
+
+    class BySortKey(LocalSecondaryIndex):
+        Meta = _meta("", settings, index_name="BySortKey", projection=AllProjection())
+        feed_id = UnicodeAttribute(hash_key=True)
+        sort_key = UnicodeAttribute(range_key=True)
+
+    class ByDay(GlobalSecondaryIndex):
+        Meta = _meta("", settings, index_name="ByDay", projection=AllProjection())
+        day = UnicodeAttribute(hash_key=True)
+        sort_key = UnicodeAttribute(range_key=True)
+
+    class EntryRecord(Model):
+        Meta = _meta(settings.entries_table, settings)
+        feed_id = UnicodeAttribute(hash_key=True)
+        entry_uid = UnicodeAttribute(range_key=True)
+        canonical_link = UnicodeAttribute(null=True)
+        title = UnicodeAttribute(null=True)
+        summary = UnicodeAttribute(null=True)
+        content = UnicodeAttribute(null=True)
+        authors = JSONAttribute(default=list)
+        categories = JSONAttribute(default=list)
+        enclosures = JSONAttribute(default=list)
+        published = UnicodeAttribute(null=True)
+        updated = UnicodeAttribute(null=True)
+        first_seen = UnicodeAttribute()
+        last_seen = UnicodeAttribute()
+        seen_count = NumberAttribute(default=1)
+        raw_refs = JSONAttribute(default=list)
+        content_hash = UnicodeAttribute()
+        # Derived keys for ordering, and the TTL that lets old entries leave by themselves.
+        sort_key = UnicodeAttribute()
+        day = UnicodeAttribute()
+        expires_at = NumberAttribute()
+        by_sort_key = BySortKey()
+        by_day = ByDay()
+
+    return SourceRecord, EntryRecord
+
+
+_SOURCE_FIELDS = [f.name for f in fields(Source)]
+_ENTRY_FIELDS = [f.name for f in fields(Entry)]
+
+
+class Catalog:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.Source, self.Entry = build_models(settings)
+
+    # Sources ---------------------------------------------------------------------------------
+
+    def add_source(self, source: Source) -> bool:
+        """Insert a new source; False when one with this id exists already."""
+        record = self._source_record(source)
+        try:
+            record.save(condition=self.Source.source_id.does_not_exist())
+        except PutError as exc:
+            if exc.cause_response_code == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def get_source(self, source_id: str) -> Source | None:
+        try:
+            return self._source(self.Source.get(source_id, consistent_read=True))
+        except DoesNotExist:
+            return None
+
+    def find_source_by_url(self, url: str) -> Source | None:
+        for key in self.Source.by_url.query(url, limit=1):
+            return self.get_source(key.source_id)
+        return None
+
+    def list_sources(self) -> list[Source]:
+        return sorted((self._source(r) for r in self.Source.scan()), key=lambda s: s.created_at)
+
+    def has_sources(self) -> bool:
+        return any(True for _ in self.Source.scan(limit=1, attributes_to_get=["source_id"]))
+
+    def delete_source(self, source_id: str) -> bool:
+        try:
+            self.Source(source_id).delete(condition=self.Source.source_id.exists())
+        except Exception as exc:
+            if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def due_source_ids(self, now: float) -> list[str]:
+        """Sources whose next check has come: one Query per shard, reading due items only."""
+        ids = []
+        for shard in range(self.settings.due_shards):
+            for key in self.Source.due.query(str(shard), self.Source.next_check_at <= now):
+                ids.append(key.source_id)
+        return ids
+
+    def take_lease(self, source_id: str, now: float) -> Source | None:
+        """Claim a due source for one fetch (seed 004's lease); None when it is not ours to take."""
+        S = self.Source
+        record = S(source_id)
+        try:
+            record.update(
+                actions=[S.locked_until.set(now + self.settings.lease_seconds)],
+                condition=(S.source_id.exists() & (S.enabled == True)  # noqa: E712
+                           & (S.next_check_at <= now)
+                           & (S.locked_until.does_not_exist() | (S.locked_until < now))))
+        except UpdateError as exc:
+            if exc.cause_response_code == "ConditionalCheckFailedException":
+                return None
+            raise
+        return self._source(record)
+
+    def finish_fetch(self, source: Source, lease: float | None) -> bool:
+        """Write the fetch's outcome and new schedule, releasing the lease only if still held."""
+        S = self.Source
+        values = {name: getattr(source, name) for name in _SOURCE_FIELDS
+                  if name not in ("source_id", "url", "created_at", "collections", "kind",
+                                  "enabled", "polling", "locked_until")}
+        values.update(self._due_keys(source))
+        actions = [getattr(S, name).remove() if value is None else getattr(S, name).set(value)
+                   for name, value in values.items()]
+        actions.append(S.locked_until.remove())
+        condition = (S.locked_until == lease) if lease is not None else S.source_id.exists()
+        try:
+            S(source.source_id).update(actions=actions, condition=condition)
+        except UpdateError as exc:
+            if exc.cause_response_code == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def _due_keys(self, source: Source) -> dict:
+        if source.enabled and source.next_check_at is not None:
+            shard = zlib.crc32(source.source_id.encode()) % self.settings.due_shards
+            return {"next_check_at": source.next_check_at, "due_shard": str(shard)}
+        return {"next_check_at": None, "due_shard": None}
+
+    def _source_record(self, source: Source):
+        values = asdict(source)
+        values.update(self._due_keys(source))
+        return self.Source(**values)
+
+    @staticmethod
+    def _source(record) -> Source:
+        return Source(**{name: _plain(getattr(record, name)) for name in _SOURCE_FIELDS})
+
+    # Entries ---------------------------------------------------------------------------------
+
+    def upsert_entries(self, entries: list[Entry], now: float) -> list[Entry]:
+        """Store entries, deduplicated by (feed, entry_uid); returns the ones new to the store."""
+        if not entries:
+            return []
+        E = self.Entry
+        feed_id = entries[0].feed_id
+        existing = {r.entry_uid: r for r in E.batch_get(
+            [(feed_id, e.entry_uid) for e in entries],
+            attributes_to_get=["entry_uid", "content_hash", "first_seen"])}
+        new, changed = [], []
+        for entry in entries:
+            old = existing.get(entry.entry_uid)
+            if old is None:
+                new.append(entry)
+            elif old.content_hash != entry.content_hash:
+                entry.first_seen = old.first_seen
+                changed.append(entry)
+        with E.batch_write() as batch:
+            for entry in new + changed:
+                batch.save(self._entry_record(entry))
+        unchanged = [uid for uid in existing if uid not in {e.entry_uid for e in changed}]
+        seen = entries[0].last_seen
+        for uid in unchanged:
+            E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])
+        return new
+
+    def recent_entries(self, feed_id: str | None, limit: int, now: float | None = None) -> list[Entry]:
+        """Newest first: one source's entries, or (feed_id None) every source's."""
+        E = self.Entry
+        if feed_id is not None:
+            records = list(E.by_sort_key.query(feed_id, scan_index_forward=False, limit=limit))
+            return [self._entry(r) for r in records[:limit]]
+        # The aggregate walks the by-day index backwards until it has enough.
+        now = time.time() if now is None else now
+        out: list[Entry] = []
+        for days_back in range(self.settings.entry_retention_days + 1):
+            day = time.strftime("%Y-%m-%d", time.gmtime(now - days_back * DAY))
+            for record in E.by_day.query(day, scan_index_forward=False, limit=limit - len(out)):
+                out.append(self._entry(record))
+                if len(out) >= limit:
+                    return out
+        return out
+
+    def _entry_record(self, entry: Entry):
+        sort_time = entry.sort_time
+        expires = calendar.timegm(time.strptime(sort_time, "%Y-%m-%dT%H:%M:%SZ"))
+        return self.Entry(**asdict(entry), sort_key=f"{sort_time}#{entry.entry_uid}",
+                          day=sort_time[:10],
+                          expires_at=int(expires + self.settings.entry_retention_days * DAY))
+
+    @staticmethod
+    def _entry(record) -> Entry:
+        return Entry(**{name: _plain(getattr(record, name)) for name in _ENTRY_FIELDS})
+
+
+def _plain(value):
+    # PynamoDB hands back floats for numbers; counters read better as ints.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value

@@ -1,0 +1,51 @@
+"""SQS: the FIFO fetch queue (one message group per host) and the render queue."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from starfeed.settings import Settings
+
+BATCH = 10  # SendMessageBatch's limit
+
+
+@dataclass(frozen=True)
+class FetchMessage:
+    source_id: str
+    scheduled_at: float
+    group: str  # the source's host: one fetch per host at a time
+
+    @property
+    def body(self) -> str:
+        return json.dumps({"source_id": self.source_id, "scheduled_at": self.scheduled_at})
+
+    @property
+    def deduplication_id(self) -> str:
+        # Seed 003 §15: one fetch per source and scheduled time, however often it is enqueued.
+        return f"{self.source_id}-{int(self.scheduled_at)}"
+
+
+class Queues:
+    def __init__(self, sqs, settings: Settings):
+        self._sqs = sqs
+        self._settings = settings
+
+    def send_fetches(self, messages: list[FetchMessage]) -> int:
+        sent = 0
+        for start in range(0, len(messages), BATCH):
+            chunk = messages[start:start + BATCH]
+            response = self._sqs.send_message_batch(
+                QueueUrl=self._settings.fetch_queue_url,
+                Entries=[{"Id": str(i), "MessageBody": m.body, "MessageGroupId": m.group or "-",
+                          "MessageDeduplicationId": m.deduplication_id}
+                         for i, m in enumerate(chunk)])
+            if response.get("Failed"):
+                raise RuntimeError(f"fetch queue refused {len(response['Failed'])} messages: "
+                                   f"{response['Failed'][0].get('Message')}")
+            sent += len(chunk)
+        return sent
+
+    def send_render(self, targets: list[str]) -> None:
+        self._sqs.send_message(QueueUrl=self._settings.render_queue_url,
+                               MessageBody=json.dumps({"targets": sorted(set(targets))}))
