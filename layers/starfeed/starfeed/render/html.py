@@ -1,0 +1,69 @@
+"""The HTML index: recent entries, readable on a phone and on a desktop. Everything is escaped;
+only plain-text summaries appear, so nothing a feed sends can become live markup here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+from starfeed.model import Entry
+
+SUMMARY_CHARS = 280
+
+_STYLE = """
+:root{color-scheme:light dark;--fg:#1d1d1f;--muted:#6e6e73;--line:#d2d2d7;--accent:#0a66c2}
+@media(prefers-color-scheme:dark){:root{--fg:#f5f5f7;--muted:#a1a1a6;--line:#3a3a3c;--accent:#5aa9ff}}
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,sans-serif;color:var(--fg)}
+main{max-width:46rem;margin:0 auto;padding:1rem}
+header{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:baseline;border-bottom:1px solid var(--line)}
+header h1{margin:.5rem 0;font-size:1.5rem}nav a{margin-right:.75rem}
+a{color:var(--accent)}ol{list-style:none;margin:0;padding:0}
+li{padding:.9rem 0;border-bottom:1px solid var(--line)}
+li h2{font-size:1.05rem;margin:0 0 .2rem;overflow-wrap:anywhere}
+.meta{color:var(--muted);font-size:.85rem}p{margin:.3rem 0 0;overflow-wrap:anywhere}
+.empty{color:var(--muted);padding:2rem 0}
+"""
+
+
+@dataclass(frozen=True)
+class IndexPage:
+    title: str
+    feed_path: str  # e.g. "/feed": the page links its .xml, .atom and .json forms
+
+
+def render_index(page: IndexPage, entries: list[Entry], source_titles: dict[str, str],
+                 built_at_text: str) -> bytes:
+    items = "\n".join(_item(e, source_titles.get(e.feed_id, e.feed_id)) for e in entries)
+    if not items:
+        items = '<li class="empty">No entries yet. Add a source with <code>starfeed source add URL</code>.</li>'
+    feed = escape(page.feed_path)
+    html = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{escape(page.title)}</title>
+<link rel="alternate" type="application/rss+xml" title="RSS" href="{feed}.xml">
+<link rel="alternate" type="application/atom+xml" title="Atom" href="{feed}.atom">
+<link rel="alternate" type="application/feed+json" title="JSON Feed" href="{feed}.json">
+<style>{_STYLE}</style></head>
+<body><main>
+<header><h1>{escape(page.title)}</h1>
+<nav><a href="{feed}.xml">RSS</a><a href="{feed}.atom">Atom</a><a href="{feed}.json">JSON Feed</a></nav></header>
+<ol>
+{items}
+</ol>
+<p class="meta">Built {escape(built_at_text)} by starfeed.</p>
+</main></body></html>
+"""
+    return html.encode()
+
+
+def _item(entry: Entry, source_title: str) -> str:
+    title = escape(entry.title or entry.canonical_link or "(untitled)")
+    heading = f'<a href="{escape(entry.canonical_link)}">{title}</a>' if entry.canonical_link else title
+    summary = entry.summary or ""
+    if len(summary) > SUMMARY_CHARS:
+        summary = summary[:SUMMARY_CHARS].rsplit(" ", 1)[0] + "…"
+    when = escape(entry.sort_time)
+    return (f'<li><h2>{heading}</h2><div class="meta">{escape(source_title)} · '
+            f'<time datetime="{when}">{when.replace("T", " ").rstrip("Z")} UTC</time></div>'
+            + (f"<p>{escape(summary)}</p>" if summary else "") + "</li>")

@@ -1,0 +1,1 @@
+"""Serving readers: negotiation (pure) and the API function's routes."""

@@ -1,0 +1,76 @@
+import json
+
+import feedparser
+import pytest
+from conftest import shared_corpus
+
+from starfeed.model import Entry
+from starfeed.parse.normalize import normalize_entries
+from starfeed.render.feeds import FORMATS, FeedMeta, render
+from starfeed.render.html import IndexPage, render_index
+
+META = FeedMeta("feed", "starfeed", "Everything", "https://feeds.test/", "https://feeds.test")
+BUILT = 1_795_262_400.0
+
+
+def entries() -> list[Entry]:
+    raw = [{"id": f"urn:{n}", "title": f"Post <b>{n}</b>", "link": f"https://example.org/{n}",
+            "published_parsed": (2026, 11, 20, n, 0, 0, 0, 0, 0),
+            "summary": f"Summary {n} <script>alert(1)</script>"} for n in (9, 5, 1)]
+    return normalize_entries(raw, "src", "https://example.org/feed", BUILT)
+
+
+@pytest.mark.parametrize("fmt", ["rss", "atom"])
+def test_xml_formats_read_back_newest_first(fmt):
+    parsed = feedparser.parse(render(fmt, META, entries(), BUILT))
+    assert not parsed.bozo
+    assert [e.id for e in parsed.entries] == ["urn:9", "urn:5", "urn:1"]
+    assert parsed.entries[0].title == "Post 9"
+    assert parsed.entries[0].link == "https://example.org/9"
+    assert "<script" not in render(fmt, META, entries(), BUILT).decode().lower()
+
+
+def test_rss_channel_links_home_and_carries_the_build_time():
+    parsed = feedparser.parse(render("rss", META, entries(), BUILT))
+    assert parsed.feed.link == "https://feeds.test/"
+    assert parsed.feed.updated_parsed[:6] == (2026, 11, 21, 12, 0, 0)
+
+
+def test_json_feed_1_1_shape():
+    document = json.loads(render("json", META, entries(), BUILT))
+    assert document["version"] == "https://jsonfeed.org/version/1.1"
+    assert document["feed_url"] == "https://feeds.test/feed.json"
+    assert [i["id"] for i in document["items"]] == ["urn:9", "urn:5", "urn:1"]
+    assert all("content_html" in i or "content_text" in i for i in document["items"])
+    assert document["items"][0]["date_published"] == "2026-11-20T09:00:00Z"
+
+
+def test_atom_output_is_valid_against_rfc_4287_schema():
+    from lxml import etree
+
+    schema = etree.RelaxNG(etree.parse(str(shared_corpus("schemas") / "atom.rng")))
+    document = etree.fromstring(render("atom", FeedMeta(
+        "feed", "starfeed", "d", "https://feeds.test/", "https://feeds.test"), entries(), BUILT))
+    # RFC 4287 wants an author on the feed or on every entry; ours come from the sources.
+    for entry in document.iter("{http://www.w3.org/2005/Atom}entry"):
+        author = etree.SubElement(entry, "{http://www.w3.org/2005/Atom}author")
+        etree.SubElement(author, "{http://www.w3.org/2005/Atom}name").text = "x"
+    assert schema.validate(document), schema.error_log
+
+
+def test_control_characters_never_reach_the_renderer():
+    raw = [{"id": "a\x01b", "title": "bell\x07 and nul\x00", "summary": "x\x0by",
+            "link": "https://example.org/\x1f1"}]
+    for fmt in FORMATS:
+        assert render(fmt, META, normalize_entries(raw, "s", "https://example.org/", BUILT), BUILT)
+
+
+def test_html_index_escapes_everything():
+    hostile = Entry(entry_uid="u", feed_id="s", canonical_link="https://example.org/x",
+                    title="<img src=x onerror=alert(1)>", summary="<script>alert(2)</script>",
+                    first_seen="2026-11-21T00:00:00Z", last_seen="2026-11-21T00:00:00Z")
+    page = render_index(IndexPage("starfeed", "/feed"), [hostile], {"s": "<b>src</b>"},
+                        "2026-11-21T00:00:00Z").decode()
+    assert "<img" not in page and "<script>" not in page and "<b>src" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert 'href="/feed.atom"' in page and 'name="viewport"' in page
