@@ -1,0 +1,89 @@
+"""template.yaml holds what an operator needs in production."""
+
+from pathlib import Path
+
+import pytest
+
+from starfeed.local.template import load
+
+ROOT = Path(__file__).resolve().parents[2]
+T = load(ROOT / "template.yaml")
+R = T["Resources"]
+
+
+def of_type(kind):
+    return {k: v["Properties"] for k, v in R.items() if v["Type"] == kind}
+
+
+def test_tables_are_on_demand_with_point_in_time_recovery():
+    tables = of_type("AWS::DynamoDB::Table")
+    assert set(tables) == {"SourcesTable", "EntriesTable"}
+    for props in tables.values():
+        assert props["BillingMode"] == "PAY_PER_REQUEST"
+        assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+    assert tables["EntriesTable"]["TimeToLiveSpecification"] == {"AttributeName": "expires_at",
+                                                                 "Enabled": True}
+
+
+def test_the_scheduler_index_is_sharded_and_sorted_by_next_check():
+    due = next(i for i in of_type("AWS::DynamoDB::Table")["SourcesTable"]["GlobalSecondaryIndexes"]
+               if i["IndexName"] == "Due")
+    assert [k["AttributeName"] for k in due["KeySchema"]] == ["due_shard", "next_check_at"]
+
+
+def test_buckets_block_public_access_and_raw_payloads_expire():
+    buckets = of_type("AWS::S3::Bucket")
+    for props in buckets.values():
+        assert all(props["PublicAccessBlockConfiguration"].values())
+    rule = buckets["RawBucket"]["LifecycleConfiguration"]["Rules"][0]
+    assert rule["ExpirationInDays"] == {"Ref": "RawRetentionDays"}
+    assert T["Parameters"]["RawRetentionDays"]["Default"] == 30
+
+
+def test_fetch_queue_is_fifo_with_a_dead_letter_queue_and_six_times_the_timeout():
+    queue = of_type("AWS::SQS::Queue")["FetchQueue"]
+    fetcher = R["FetcherFunction"]["Properties"]
+    assert queue["FifoQueue"] is True
+    assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {"Fn::GetAtt": ["FetchDeadLetterQueue", "Arn"]}
+    assert queue["VisibilityTimeout"] >= 6 * fetcher["Timeout"]
+    render_queue = of_type("AWS::SQS::Queue")["RenderQueue"]
+    assert render_queue["VisibilityTimeout"] >= 6 * R["RendererFunction"]["Properties"]["Timeout"]
+
+
+@pytest.mark.parametrize("function", ["FetcherFunction", "RendererFunction"])
+def test_queue_consumers_report_partial_batch_failures(function):
+    event = next(iter(R[function]["Properties"]["Events"].values()))
+    assert event["Type"] == "SQS"
+    assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_scheduler_runs_on_a_schedule_v2_at_a_parameter_rate():
+    tick = R["SchedulerFunction"]["Properties"]["Events"]["Tick"]
+    assert tick["Type"] == "ScheduleV2"
+    assert tick["Properties"]["ScheduleExpression"] == {"Ref": "ScheduleRate"}
+
+
+def test_functions_run_python_3_13_on_arm64_with_code_only():
+    glob = T["Globals"]["Function"]
+    assert (glob["Runtime"], glob["Architectures"]) == ("python3.13", ["arm64"])
+    assert glob["Layers"] == [{"Ref": "StarfeedLayer"}]
+    for name in ("scheduler", "fetcher", "renderer", "api"):
+        files = {p.name for p in (ROOT / "functions" / name).iterdir() if p.suffix == ".py"}
+        assert files == {"app.py"}, name
+        assert not (ROOT / "functions" / name / "requirements.txt").exists()
+    assert R["StarfeedLayer"]["Metadata"]["BuildMethod"] == "makefile"
+
+
+def test_every_function_has_least_privilege_policy_templates_and_no_vpc():
+    for name, props in of_type("AWS::Serverless::Function").items():
+        assert "VpcConfig" not in props, name
+        for policy in props["Policies"]:
+            assert isinstance(policy, dict), f"{name}: a managed policy where a template fits"
+            (template, arguments), = policy.items()
+            assert template.endswith("Policy") and arguments, name
+
+
+def test_outputs_and_parameters_an_operator_needs():
+    assert {"ApiUrl", "FeedUrl", "FeedsBucketName", "RawBucketName", "SourcesTableName",
+            "EntriesTableName"} <= set(T["Outputs"])
+    assert {"ScheduleRate", "LogLevel"} <= set(T["Parameters"])
