@@ -1,0 +1,178 @@
+"""The starfeed command line: manage sources of the local stack or of a deployed one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from starfeed.settings import Settings
+
+OUTPUT_SETTINGS = {"SourcesTableName": "SOURCES_TABLE", "EntriesTableName": "ENTRIES_TABLE",
+                   "FeedsBucketName": "FEEDS_BUCKET", "RawBucketName": "RAW_BUCKET",
+                   "FetchQueueUrl": "FETCH_QUEUE_URL"}
+
+
+class CliError(Exception):
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.action(args) or 0
+    except CliError as exc:
+        print(f"starfeed: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def connect(stack_name: str | None):
+    """Storage for --stack NAME, the environment's settings, or the running local stack."""
+    from starfeed.store import Storage
+
+    if stack_name:
+        import boto3
+
+        stack = boto3.client("cloudformation").describe_stacks(StackName=stack_name)["Stacks"][0]
+        outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+        env = {OUTPUT_SETTINGS[k]: v for k, v in outputs.items() if k in OUTPUT_SETTINGS}
+        return Storage(Settings.from_env({**os.environ, **env}))
+    if os.environ.get("SOURCES_TABLE"):
+        return Storage(Settings.from_env())
+    from starfeed.local.stack import STACK_FILE, state_dir
+
+    try:
+        stack_file = state_dir() / STACK_FILE
+    except FileNotFoundError:
+        stack_file = Path(".starfeed/local") / STACK_FILE
+    if not stack_file.exists():
+        raise CliError("no local stack is running: start one with `make run`, "
+                       "or name a deployed one with --stack NAME")
+    env = json.loads(stack_file.read_text())["environment"]
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        os.environ.setdefault(key, "local")
+    return Storage(Settings.from_env(env))
+
+
+def _source_add(args) -> None:
+    from starfeed.sources import BadSource, add_source
+
+    storage = connect(args.stack)
+    try:
+        source, created = add_source(storage, args.url, time.time(), args.collection)
+    except BadSource as exc:
+        raise CliError(str(exc)) from None
+    verb = "added" if created else "already subscribed:"
+    print(f"{verb} {source.source_id} {source.url}")
+    if created:
+        print("it is due now: the next scheduler run fetches it")
+
+
+def _source_list(args) -> None:
+    sources = connect(args.stack).catalog.list_sources()
+    if args.json:
+        from dataclasses import asdict
+
+        print(json.dumps([asdict(s) for s in sources], indent=1))
+        return
+    now = time.time()
+    rows = [("ID", "URL", "TITLE", "STATUS", "LAST FETCH", "NEXT CHECK", "LAST ERROR")]
+    for s in sources:
+        status = s.status if s.enabled else "disabled"
+        rows.append((s.source_id, s.url, _clip(s.title or "-", 30), status,
+                     _ago(s.last_fetch_at, now), _until(s.next_check_at, now), s.last_error or "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+    if len(rows) == 1:
+        print("(no sources: add one with `starfeed source add URL`)")
+
+
+def _source_remove(args) -> None:
+    if not connect(args.stack).catalog.delete_source(args.id):
+        raise CliError(f"no source with id {args.id}: see `starfeed source list`")
+    print(f"removed {args.id} (its entries expire with their TTL)")
+
+
+def _opml_import(args) -> None:
+    from starfeed.sources import BadSource, add_source, opml_feed_urls
+
+    try:
+        urls = opml_feed_urls(Path(args.file))
+    except BadSource as exc:
+        raise CliError(str(exc)) from None
+    storage = connect(args.stack)
+    now = time.time()
+    added = 0
+    for url in urls:
+        try:
+            added += add_source(storage, url, now)[1]
+        except BadSource as exc:
+            print(f"skipped: {exc}", file=sys.stderr)
+    print(f"imported {added} new sources of {len(urls)} in {args.file}")
+
+
+def _local_run(args) -> int:
+    from starfeed.local.run import run
+
+    return run()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="starfeed", description=__doc__)
+    parser.add_argument("--stack", metavar="NAME",
+                        help="a deployed CloudFormation stack (default: the local stack of `make run`)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    source = commands.add_parser("source", help="manage sources").add_subparsers(dest="verb", required=True)
+    add = source.add_parser("add", help="subscribe to a feed URL")
+    add.add_argument("url")
+    add.add_argument("--collection", action="append", help="put the source in a collection (repeatable)")
+    add.set_defaults(action=_source_add)
+    listing = source.add_parser("list", help="every source with its status and schedule")
+    listing.add_argument("--json", action="store_true", help="one JSON array instead of a table")
+    listing.set_defaults(action=_source_list)
+    remove = source.add_parser("remove", help="unsubscribe")
+    remove.add_argument("id")
+    remove.set_defaults(action=_source_remove)
+
+    opml = commands.add_parser("opml", help="OPML import").add_subparsers(dest="verb", required=True)
+    imp = opml.add_parser("import", help="subscribe to every feed in an OPML file")
+    imp.add_argument("file")
+    imp.set_defaults(action=_opml_import)
+
+    local = commands.add_parser("local", help="the local stack").add_subparsers(dest="verb", required=True)
+    local.add_parser("run", help="run starfeed on an embedded AWS (what `make run` does)") \
+        .set_defaults(action=_local_run)
+    return parser
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _ago(epoch: float | None, now: float) -> str:
+    return "never" if epoch is None else _span(now - epoch) + " ago"
+
+
+def _until(epoch: float | None, now: float) -> str:
+    if epoch is None:
+        return "not scheduled"
+    return "due now" if epoch <= now else "in " + _span(epoch - now)
+
+
+def _span(seconds: float) -> str:
+    seconds = int(max(0, seconds))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

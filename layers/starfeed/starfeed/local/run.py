@@ -1,0 +1,115 @@
+"""`make run`: the stack on an embedded AWS, serving feeds on http://127.0.0.1:3000."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+from starfeed.local.demo import DemoOrigin
+from starfeed.local.http_bridge import serve
+from starfeed.local.runtime import rate_seconds
+from starfeed.local.stack import LocalStack
+from starfeed.settings import Settings
+from starfeed.sources import add_source, opml_feed_urls
+from starfeed.store import Storage
+
+log = logging.getLogger("starfeed.local")
+QUIET = ("botocore", "boto3", "pynamodb", "werkzeug", "urllib3", "moto")
+
+
+def configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s  %(message)s", datefmt="%H:%M:%S")
+    for name in QUIET:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def run() -> int:
+    configure_logging()
+    host = os.environ.get("STARFEED_HOST", "127.0.0.1")
+    port = int(os.environ.get("STARFEED_PORT", "3000"))
+    rate = rate_seconds(os.environ.get("STARFEED_SCHEDULE_RATE", "rate(1 minute)"))
+    public_url = os.environ.get("STARFEED_PUBLIC_URL") or f"http://{host}:{port}"
+    try:
+        server = serve(host, port)  # bound first: a busy port fails before anything starts
+    except OSError as exc:
+        log.error("cannot listen on %s:%d (%s): stop what uses it, or set STARFEED_PORT",
+                  host, port, exc.strerror)
+        return 1
+    stack = LocalStack({"STARFEED_PUBLIC_URL": public_url, "STARFEED_ALLOW_PRIVATE_NETWORKS":
+                        os.environ.get("STARFEED_ALLOW_PRIVATE_NETWORKS", "1")})
+    log.info("embedded AWS (moto) on %s with every table, bucket and queue of template.yaml",
+             stack.endpoint)
+    storage = Storage(Settings.from_env())
+    demo = subscribe_initial_sources(storage)
+
+    log.info("initial poll cycle…")
+    storage.queues.send_render(["feed"])  # the aggregate exists even before any entry
+    stack.run_cycle()
+    server.api = stack.functions["ApiFunction"]
+
+    stop = threading.Event()
+    threads = [threading.Thread(target=server.serve_forever, name="api", daemon=True),
+               threading.Thread(target=_every, args=(stop, rate, stack.tick), name="scheduler"),
+               *[threading.Thread(target=_poll_forever, args=(stop, q), name=q.function.logical_id)
+                 for q in stack.queues]]
+    for thread in threads:
+        thread.start()
+    log.info("serving %s/feed.xml (also /feed.atom, /feed.json, /feed and /); "
+             "scheduler every %ds; Ctrl+C stops", public_url, rate)
+
+    # Explicit handlers: a job started in the background inherits SIGINT as ignored.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    while not stop.wait(0.5):
+        pass
+    log.info("stopping: finishing in-flight work…")
+    stop.set()
+    server.shutdown()
+    for thread in threads[1:]:
+        thread.join()
+    server.server_close()
+    if demo:
+        demo.close()
+    stack.close()
+    log.info("stopped")
+    return 0
+
+
+def subscribe_initial_sources(storage: Storage) -> DemoOrigin | None:
+    now = time.time()
+    opml = os.environ.get("STARFEED_SOURCES")
+    if opml:
+        urls = opml_feed_urls(Path(opml))
+        for url in urls:
+            add_source(storage, url, now)
+        log.info("subscribed %d sources from %s", len(urls), opml)
+        return None
+    if storage.catalog.has_sources():
+        return None
+    demo = DemoOrigin()
+    for url in demo.feed_urls:
+        add_source(storage, url, now)
+    log.info("no sources yet: subscribed the demo origin's %d feeds at %s (add yours with "
+             "`starfeed source add URL`)", len(demo.feed_urls), demo.url)
+    return demo
+
+
+def _every(stop: threading.Event, seconds: float, action) -> None:
+    while not stop.wait(seconds):
+        try:
+            action()
+        except Exception:
+            log.exception("scheduler run failed; trying again next tick")
+
+
+def _poll_forever(stop: threading.Event, queue) -> None:
+    while not stop.is_set():
+        try:
+            queue.poll(wait_seconds=1)
+        except Exception:
+            log.exception("polling %s failed", queue.queue_url)
+            stop.wait(1)

@@ -1,0 +1,129 @@
+"""The whole stack on one machine: moto in server mode, resources from template.yaml, and the
+functions driven by their real event sources. Used by `make run` and by the integration tests."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+
+import boto3
+
+from starfeed.local import template
+from starfeed.local.runtime import (Function, QueueSource, load_functions, queue_sources,
+                                    scheduled_event)
+
+log = logging.getLogger(__name__)
+
+LOCAL_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
+                     "AWS_SESSION_TOKEN": "local", "AWS_REGION": template.REGION,
+                     "AWS_DEFAULT_REGION": template.REGION}
+STACK_FILE = "stack.json"
+
+
+def project_root() -> Path:
+    """The checkout holding template.yaml: from STARFEED_HOME, the working directory, or here."""
+    candidates = [Path(os.environ["STARFEED_HOME"])] if os.environ.get("STARFEED_HOME") else []
+    candidates += [Path.cwd(), *Path.cwd().parents, *Path(__file__).resolve().parents]
+    for candidate in candidates:
+        if (candidate / "template.yaml").is_file() and (candidate / "functions").is_dir():
+            return candidate
+    raise FileNotFoundError("template.yaml not found: run from a starfeed checkout or set STARFEED_HOME")
+
+
+def state_dir() -> Path:
+    return Path(os.environ.get("STARFEED_STATE_DIR") or project_root() / ".starfeed" / "local")
+
+
+class LocalStack:
+    def __init__(self, environment: dict[str, str] | None = None, root: Path | None = None,
+                 state: Path | None = None):
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        self.root = root or project_root()
+        self.state = state or state_dir()
+        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self._moto.start()
+        host, port = self._moto.get_host_and_port()
+        self.endpoint = f"http://{host}:{port}"
+        session = boto3.Session(aws_access_key_id="local", aws_secret_access_key="local",
+                                region_name=template.REGION)
+        self.sqs = session.client("sqs", endpoint_url=self.endpoint)
+        self.stack = template.create(template.load(self.root / "template.yaml"),
+                                     _EndpointSession(session, self.endpoint))
+        self.environment = self._environment(environment or {})
+        # The functions read their settings at import, as on a cold start: set them first.
+        os.environ.update(self.environment)
+        self.functions: dict[str, Function] = load_functions(self.stack, self.root)
+        self.queues: list[QueueSource] = queue_sources(self.stack, self.functions, self.sqs)
+        self._write_stack_file()
+
+    def _environment(self, overrides: dict[str, str]) -> dict[str, str]:
+        env: dict[str, str] = {}
+        for logical_id in self.stack.of_type("AWS::Serverless::Function"):
+            env.update(self.stack.function_environment(logical_id))
+        env.update(LOCAL_CREDENTIALS)
+        env["AWS_ENDPOINT_URL"] = self.endpoint
+        # Settings from the user's environment win over the template's values, as a deployment
+        # parameter would.
+        env.update({k: v for k, v in os.environ.items() if k.startswith("STARFEED_")})
+        env.update(overrides)
+        return env
+
+    def _write_stack_file(self) -> None:
+        self.state.mkdir(parents=True, exist_ok=True)
+        path = self.state / STACK_FILE
+        keep = {k: v for k, v in self.environment.items()
+                if not k.startswith("AWS_") or k in ("AWS_ENDPOINT_URL", "AWS_REGION")}
+        path.write_text(json.dumps({"pid": os.getpid(), "environment": keep}, indent=1))
+
+    # Driving the functions -------------------------------------------------------------------
+
+    def tick(self, now: float | None = None) -> dict:
+        scheduler = self._scheduled_function()
+        return self.functions[scheduler].invoke(
+            scheduled_event(self.stack, scheduler, time.time() if now is None else now))
+
+    def drain(self, max_rounds: int = 1000) -> int:
+        """Run every queue's function until no queue returns a message."""
+        handled = 0
+        for _ in range(max_rounds):
+            round_handled = sum(source.poll() for source in self.queues)
+            if not round_handled:
+                return handled
+            handled += round_handled
+        return handled
+
+    def run_cycle(self, now: float | None = None) -> dict:
+        report = self.tick(now)
+        self.drain()
+        return report
+
+    def _scheduled_function(self) -> str:
+        for logical_id in self.functions:
+            events = self.stack.resources[logical_id]["Properties"].get("Events", {})
+            if any(e["Type"] == "ScheduleV2" for e in events.values()):
+                return logical_id
+        raise LookupError("no function with a ScheduleV2 event in template.yaml")
+
+    def queue(self, logical_id: str) -> str:
+        return self.stack.refs[logical_id]
+
+    def close(self) -> None:
+        stack_file = self.state / STACK_FILE
+        if stack_file.exists():
+            stack_file.unlink()
+        self._moto.stop()
+
+
+class _EndpointSession:
+    """A boto3 session whose clients all talk to the local endpoint."""
+
+    def __init__(self, session: boto3.Session, endpoint: str):
+        self._session, self._endpoint = session, endpoint
+
+    def client(self, service: str):
+        return self._session.client(service, endpoint_url=self._endpoint)

@@ -1,0 +1,49 @@
+"""Subscribing: add sources by URL or from an OPML file. Shared by the CLI and the local stack."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from starfeed.model import Source, source_id_for
+from starfeed.store import Storage
+
+
+class BadSource(ValueError):
+    pass
+
+
+def new_source(url: str, now: float, collections: list[str] | None = None) -> Source:
+    url = url.strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadSource(f"not an http(s) URL: {url!r}")
+    # Due at once: the next scheduler run fetches it.
+    return Source(source_id=source_id_for(url), url=url, created_at=now, next_check_at=now,
+                  collections=list(collections or []))
+
+
+def add_source(storage: Storage, url: str, now: float,
+               collections: list[str] | None = None) -> tuple[Source, bool]:
+    """Returns the source and whether it is new (adding a URL twice finds the first)."""
+    source = new_source(url, now, collections)
+    if storage.catalog.add_source(source):
+        return source, True
+    return storage.catalog.get_source(source.source_id) or source, False
+
+
+def opml_feed_urls(path: Path) -> list[str]:
+    """Every outline's xmlUrl, in document order, nested folders included."""
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as exc:
+        raise BadSource(f"cannot read OPML from {path}: {exc}") from None
+    if root.tag != "opml":
+        raise BadSource(f"{path} is not OPML (its root element is <{root.tag}>)")
+    urls = []
+    for outline in root.iter("outline"):
+        url = outline.get("xmlUrl") or outline.get("xmlurl")
+        if url and url not in urls:
+            urls.append(url)
+    return urls
