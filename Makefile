@@ -1,0 +1,42 @@
+# starfeed: `make run` runs it locally on an embedded AWS; `make test` runs the tests.
+# Both set everything up from a fresh clone. Python 3.11+ is all they need.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# aws-sam-cli pins its own dependencies, so it lives in a venv of its own.
+SAM_VENV := .tools/sam
+SAM := SAM_CLI_TELEMETRY=0 PATH=$(CURDIR)/$(BIN):$$PATH $(SAM_VENV)/bin/sam
+SAM_CLI_VERSION := 1.170.0
+
+.PHONY: run test build validate bench clean
+
+run: $(VENV)/.installed
+	$(BIN)/starfeed local run
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# sam build without Docker and without Python 3.13: the layer's Makefile cross-installs wheels.
+build: $(VENV)/.installed $(SAM_VENV)/.installed
+	$(SAM) build
+
+validate: $(SAM_VENV)/.installed
+	$(SAM) validate --lint
+
+bench: $(VENV)/.installed
+	$(BIN)/python -m starfeed.bench
+
+$(VENV)/.installed: pyproject.toml layers/starfeed/requirements.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	touch $@
+
+$(SAM_VENV)/.installed:
+	test -x $(SAM_VENV)/bin/python || $(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check uv
+	$(SAM_VENV)/bin/uv pip install --quiet --python $(SAM_VENV)/bin/python aws-sam-cli==$(SAM_CLI_VERSION)
+	touch $@
+
+clean:
+	rm -rf $(VENV) .tools .aws-sam .starfeed .pytest_cache

@@ -1,0 +1,62 @@
+import importlib.util
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from origin import Origin  # noqa: E402
+
+
+def shared_corpus(*parts: str) -> Path:
+    """A folder of ../shared/corpora, or a skip saying why it is absent (a user's clone)."""
+    path = SHARED.joinpath("corpora", *parts)
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the shared corpora live beside the repository in CI")
+    return path
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory):
+    """The local stack: moto in server mode with every resource of template.yaml."""
+    from starfeed.local.stack import LocalStack
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    state = tmp_path_factory.mktemp("state")
+    local = LocalStack({"STARFEED_PUBLIC_URL": "http://feeds.test",
+                        "STARFEED_ALLOW_PRIVATE_NETWORKS": "1"}, root=ROOT, state=state)
+    yield local
+    local.close()
+
+
+@pytest.fixture(scope="session")
+def storage(stack):
+    from starfeed.settings import Settings
+    from starfeed.store import Storage
+
+    return Storage(Settings.from_env(stack.environment))
+
+
+@pytest.fixture
+def origin():
+    server = Origin()
+    yield server
+    server.close()
+
+
+def load_event(name: str) -> dict:
+    return json.loads((ROOT / "events" / name).read_text())
+
+
+def http_get(stack, path: str, headers: dict | None = None) -> dict:
+    """Invoke the api function with an API Gateway HTTP API v2 event, as API Gateway would."""
+    from starfeed.local.http_bridge import http_api_event
+
+    return stack.functions["ApiFunction"].invoke(
+        http_api_event("GET", path, headers or {}, b"", "198.51.100.7"))

@@ -1,0 +1,88 @@
+"""Every file in events/ goes to its handler, as `sam local invoke -e` would deliver it."""
+
+import copy
+import json
+import time
+from pathlib import Path
+
+import feedparser
+from conftest import ROOT, load_event
+
+from origin import Reply, rss
+from starfeed.model import Source
+
+EVENT_FOR = {"scheduler.json": "SchedulerFunction", "fetcher.json": "FetcherFunction",
+             "renderer.json": "RendererFunction", "api.json": "ApiFunction"}
+
+
+def test_every_event_file_has_a_function():
+    assert {p.name for p in (ROOT / "events").glob("*.json")} == set(EVENT_FOR)
+
+
+def seed_event_sources(storage, origin):
+    """The sources that events/fetcher.json names, served by a loopback origin."""
+    for n, source_id in enumerate(("e0e0e0e0e001", "e0e0e0e0e002"), start=1):
+        url = origin.serve(f"/event{n}.xml", Reply(200, rss((f"ev{n}", f"Event item {n}"))))
+        storage.catalog.delete_source(source_id)
+        storage.catalog.add_source(Source(source_id=source_id, url=url, created_at=time.time(),
+                                          next_check_at=time.time() + 3600))
+
+
+def test_scheduler_event(stack, storage):
+    result = stack.functions["SchedulerFunction"].invoke(load_event("scheduler.json"))
+    assert set(result) == {"due", "leased", "enqueued"}
+    stack.drain()
+
+
+def test_fetcher_event_then_renderer_event_then_api_event(stack, storage, origin):
+    seed_event_sources(storage, origin)
+    result = stack.functions["FetcherFunction"].invoke(load_event("fetcher.json"))
+    assert result == {"batchItemFailures": []}
+    assert storage.catalog.get_source("e0e0e0e0e001").status == "ok"
+    assert storage.catalog.get_source("e0e0e0e0e002").entry_count == 1
+
+    assert stack.functions["RendererFunction"].invoke(load_event("renderer.json")) == \
+        {"batchItemFailures": []}
+    one = stack.functions["ApiFunction"].invoke(
+        {**load_event("api.json"), "rawPath": "/s/e0e0e0e0e001/feed.xml"})
+    assert [e.title for e in feedparser.parse(one["body"]).entries] == ["Event item 1"]
+
+    response = stack.functions["ApiFunction"].invoke(load_event("api.json"))
+    assert response["statusCode"] == 200
+    assert response["headers"]["Content-Type"].startswith("application/atom+xml")
+    assert "Event item 1" in {e.title for e in feedparser.parse(response["body"]).entries}
+
+
+def test_a_failed_record_holds_back_the_rest_of_its_host_group_only(stack, storage, origin):
+    seed_event_sources(storage, origin)
+    event = copy.deepcopy(load_event("fetcher.json"))
+    broken, same_host, other_host = (copy.deepcopy(event["Records"][0]), event["Records"][0],
+                                     event["Records"][1])
+    broken.update(messageId="broken-1", body="{broken")
+    other_host["attributes"]["MessageGroupId"] = "elsewhere.example"
+    event["Records"] = [broken, same_host, other_host]
+    result = stack.functions["FetcherFunction"].invoke(event)
+    failed = [f["itemIdentifier"] for f in result["batchItemFailures"]]
+    assert failed == ["broken-1", same_host["messageId"]]
+    assert storage.catalog.get_source("e0e0e0e0e002").last_fetch_at is not None
+
+
+def test_renderer_reports_a_malformed_record_and_renders_the_rest(stack):
+    event = copy.deepcopy(load_event("renderer.json"))
+    bad = {**event["Records"][0], "messageId": "bad-1", "body": "[]"}
+    event["Records"].append(bad)
+    assert stack.functions["RendererFunction"].invoke(event) == \
+        {"batchItemFailures": [{"itemIdentifier": "bad-1"}]}
+
+
+def test_event_files_are_valid_json_of_the_right_shape():
+    for name in EVENT_FOR:
+        event = json.loads((ROOT / "events" / name).read_text())
+        if name in ("fetcher.json", "renderer.json"):
+            assert all(r["eventSource"] == "aws:sqs" for r in event["Records"])
+        if name == "fetcher.json":
+            assert all(r["attributes"]["MessageGroupId"] for r in event["Records"])
+        if name == "api.json":
+            assert event["version"] == "2.0" and event["requestContext"]["http"]["method"] == "GET"
+        if name == "scheduler.json":
+            assert event["detail-type"] == "Scheduled Event"
