@@ -8,7 +8,7 @@ SAM_VENV := .tools/sam
 SAM := SAM_CLI_TELEMETRY=0 PATH=$(CURDIR)/$(BIN):$$PATH $(SAM_VENV)/bin/sam
 SAM_CLI_VERSION := 1.170.0
 
-.PHONY: run test build validate bench clean
+.PHONY: run test build validate clean
 
 run: $(VENV)/.installed
 	$(BIN)/starfeed local run
@@ -22,9 +22,6 @@ build: $(VENV)/.installed $(SAM_VENV)/.installed
 
 validate: $(SAM_VENV)/.installed
 	$(SAM) validate --lint
-
-bench: $(VENV)/.installed
-	$(BIN)/python -m starfeed.bench
 
 $(VENV)/.installed: pyproject.toml layers/starfeed/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

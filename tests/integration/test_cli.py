@@ -1,7 +1,5 @@
 """The starfeed command against the local stack."""
 
-import time
-
 import pytest
 
 from origin import Reply, rss
@@ -72,4 +70,21 @@ def test_without_a_stack_the_cli_says_how_to_start_one(capsys, monkeypatch, tmp_
     monkeypatch.setenv("STARFEED_STATE_DIR", str(tmp_path))
     code, _, err = run(capsys, "source", "list")
     assert code == 1 and "make run" in err
-    time.sleep(0)
+
+
+def test_stack_name_reads_the_deployed_stacks_outputs(stack, capsys, monkeypatch, origin):
+    """--stack NAME finds the tables through CloudFormation outputs (moto implements them)."""
+    import json as _json
+
+    import boto3
+
+    outputs = {"SourcesTableName": stack.environment["SOURCES_TABLE"],
+               "EntriesTableName": stack.environment["ENTRIES_TABLE"]}
+    template = {"Resources": {"Nothing": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+                "Outputs": {k: {"Value": v} for k, v in outputs.items()}}
+    boto3.client("cloudformation").create_stack(StackName="starfeed-prod",
+                                                TemplateBody=_json.dumps(template))
+    monkeypatch.setenv("SOURCES_TABLE", "a-table-that-does-not-exist")
+    url = origin.serve("/via-stack.xml", Reply(200, rss(("s", "S"))))
+    assert run(capsys, "--stack", "starfeed-prod", "source", "add", url)[0] == 0
+    assert url in run(capsys, "--stack", "starfeed-prod", "source", "list")[1]

@@ -86,3 +86,10 @@ def test_event_files_are_valid_json_of_the_right_shape():
             assert event["version"] == "2.0" and event["requestContext"]["http"]["method"] == "GET"
         if name == "scheduler.json":
             assert event["detail-type"] == "Scheduled Event"
+
+
+def test_a_render_target_for_a_removed_source_is_skipped(stack, storage):
+    event = copy.deepcopy(load_event("renderer.json"))
+    event["Records"][0]["body"] = json.dumps({"targets": ["s/0000deadbeef/feed"]})
+    assert stack.functions["RendererFunction"].invoke(event) == {"batchItemFailures": []}
+    assert not storage.blobs.has_feed("s/0000deadbeef/feed.xml")

@@ -7,7 +7,6 @@ import logging
 import random
 import time
 import uuid
-from dataclasses import dataclass
 
 from starfeed.fetch.http import FetchResult, fetch
 from starfeed.model import FetchOutcome, Source
@@ -19,17 +18,9 @@ from starfeed.store import Storage
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class FetchReport:
-    source_id: str
-    url: str
-    outcome: FetchOutcome
-    new_entries: int
-
-
 def fetch_source(storage: Storage, source_id: str, now: float | None = None,
-                 rng: random.Random | None = None) -> FetchReport | None:
-    """Returns None when the source is gone or disabled (the message is then done with)."""
+                 rng: random.Random | None = None) -> FetchOutcome | None:
+    """The fetch's outcome; None when the source is gone or disabled (the message is done with)."""
     now = time.time() if now is None else now
     source = storage.catalog.get_source(source_id)
     if source is None or not source.enabled:
@@ -62,7 +53,7 @@ def fetch_source(storage: Storage, source_id: str, now: float | None = None,
              result.status or "no response", len(new),
              int((decision.next_check_at or now) - now), decision.reason,
              f": {outcome.error}" if outcome.error else "")
-    return FetchReport(source.source_id, source.url, outcome, len(new))
+    return outcome
 
 
 def _ingest(storage: Storage, source: Source, result: FetchResult, raw_ref: dict | None,

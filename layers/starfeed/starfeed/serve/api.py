@@ -58,7 +58,7 @@ def build_app(storage: Storage) -> APIGatewayHttpResolver:
 
     @app.get("/healthz")
     def healthz():
-        if storage.blobs.get_feed("feed.xml") is None:
+        if not storage.blobs.has_feed("feed.xml"):
             return text(503, "starting: the first feed has not been rendered yet\n")
         return text(200, "ok\n")
 

@@ -57,6 +57,15 @@ class Blobs:
                             ContentType=content_type,
                             CacheControl=f"public, max-age={self._settings.cache_max_age}")
 
+    def has_feed(self, key: str) -> bool:
+        try:
+            self._s3.head_object(Bucket=self._settings.feeds_bucket, Key=key)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] in ("404", "NoSuchKey", "NotFound"):
+                return False
+            raise
+        return True
+
     def get_feed(self, key: str, if_none_match: str | None = None) -> FeedObject | None:
         kwargs = {"IfNoneMatch": if_none_match} if if_none_match else {}
         try:

@@ -9,7 +9,7 @@ from dataclasses import asdict, fields
 
 from pynamodb.attributes import (BooleanAttribute, JSONAttribute, ListAttribute, NumberAttribute,
                                  UnicodeAttribute)
-from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.exceptions import DeleteError, DoesNotExist, PutError, UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection, LocalSecondaryIndex
 from pynamodb.models import Model
 
@@ -136,6 +136,9 @@ class Catalog:
             return self.get_source(key.source_id)
         return None
 
+    def get_sources(self, source_ids: set[str]) -> dict[str, Source]:
+        return {r.source_id: self._source(r) for r in self.Source.batch_get(list(source_ids))}
+
     def list_sources(self) -> list[Source]:
         return sorted((self._source(r) for r in self.Source.scan()), key=lambda s: s.created_at)
 
@@ -145,8 +148,8 @@ class Catalog:
     def delete_source(self, source_id: str) -> bool:
         try:
             self.Source(source_id).delete(condition=self.Source.source_id.exists())
-        except Exception as exc:
-            if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+        except DeleteError as exc:
+            if exc.cause_response_code == "ConditionalCheckFailedException":
                 return False
             raise
         return True
