@@ -8,10 +8,11 @@ SAM_VENV := .tools/sam
 SAM := SAM_CLI_TELEMETRY=0 PATH=$(CURDIR)/$(BIN):$$PATH $(SAM_VENV)/bin/sam
 SAM_CLI_VERSION := 1.170.0
 
-.PHONY: run test build validate clean
+.PHONY: run test build validate bench clean
 
+# RESET=1 starts clean, after moving the saved state aside.
 run: $(VENV)/.installed
-	$(BIN)/starfeed local run
+	$(if $(RESET),$(BIN)/starfeed local reset &&) $(BIN)/starfeed local run
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -22,6 +23,9 @@ build: $(VENV)/.installed $(SAM_VENV)/.installed
 
 validate: $(SAM_VENV)/.installed
 	$(SAM) validate --lint
+
+bench: $(VENV)/.installed
+	$(BIN)/python -m starfeed.bench.snapshot
 
 $(VENV)/.installed: pyproject.toml layers/starfeed/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -123,6 +123,17 @@ def _local_run(args) -> int:
     return run()
 
 
+def _local_reset(args) -> None:
+    from starfeed.local.snapshot import SNAPSHOT_FILE, move_aside
+    from starfeed.local.stack import state_dir
+
+    path = state_dir() / SNAPSHOT_FILE
+    if not path.exists():
+        print(f"no saved state in {path.parent}: the next start is empty anyway")
+        return
+    print(f"moved the saved state to {move_aside(path, 'reset')}; the next start is empty")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="starfeed", description=__doc__)
     parser.add_argument("--stack", metavar="NAME",
@@ -149,6 +160,8 @@ def _parser() -> argparse.ArgumentParser:
     local = commands.add_parser("local", help="the local stack").add_subparsers(dest="verb", required=True)
     local.add_parser("run", help="run starfeed on an embedded AWS (what `make run` does)") \
         .set_defaults(action=_local_run)
+    local.add_parser("reset", help="start clean next time (the old state is moved aside)") \
+        .set_defaults(action=_local_reset)
     return parser
 
 

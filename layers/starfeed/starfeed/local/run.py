@@ -11,7 +11,8 @@ from pathlib import Path
 
 from starfeed.local.demo import DemoOrigin
 from starfeed.local.http_bridge import serve
-from starfeed.local.runtime import rate_seconds
+from starfeed.local.runtime import QueueSource, rate_seconds
+from starfeed.local.snapshot import SNAPSHOT_FILE, Snapshotter, restore
 from starfeed.local.stack import LocalStack
 from starfeed.settings import Settings
 from starfeed.sources import add_source, opml_feed_urls
@@ -43,19 +44,29 @@ def run() -> int:
                         os.environ.get("STARFEED_ALLOW_PRIVATE_NETWORKS", "1")})
     log.info("embedded AWS (moto) on %s with every table, bucket and queue of template.yaml",
              stack.endpoint)
+    snapshot_path = stack.state / SNAPSHOT_FILE
+    if not snapshot_path.exists():
+        log.info("no saved state in %s: starting empty", stack.state)
+    restore(stack.stack, snapshot_path)
+    snapshots = Snapshotter(stack.stack, snapshot_path,
+                            float(os.environ.get("STARFEED_SNAPSHOT_INTERVAL", "60")))
     storage = Storage(Settings.from_env())
     demo = subscribe_initial_sources(storage)
 
     log.info("initial poll cycle…")
     storage.queues.send_render(["feed"])  # the aggregate exists even before any entry
     stack.run_cycle()
+    snapshots.changed()
+    snapshots.save_if_changed()
     server.api = stack.functions["ApiFunction"]
 
     stop = threading.Event()
     threads = [threading.Thread(target=server.serve_forever, name="api", daemon=True),
-               threading.Thread(target=_every, args=(stop, rate, stack.tick), name="scheduler"),
-               *[threading.Thread(target=_poll_forever, args=(stop, q), name=q.function.logical_id)
-                 for q in stack.queues]]
+               threading.Thread(target=_every, args=(stop, rate, lambda: _tick(stack, snapshots)),
+                                name="scheduler"),
+               threading.Thread(target=snapshots.run, args=(stop,), name="snapshots"),
+               *[threading.Thread(target=_poll_forever, args=(stop, q, snapshots),
+                                  name=q.function.logical_id) for q in stack.queues]]
     for thread in threads:
         thread.start()
     log.info("serving %s/feed.xml (also /feed.atom, /feed.json, /feed and /); "
@@ -72,6 +83,8 @@ def run() -> int:
     for thread in threads[1:]:
         thread.join()
     server.server_close()
+    snapshots.changed()
+    snapshots.save_if_changed()  # the clean-shutdown snapshot
     if demo:
         demo.close()
     stack.close()
@@ -81,21 +94,35 @@ def run() -> int:
 
 def subscribe_initial_sources(storage: Storage) -> DemoOrigin | None:
     now = time.time()
+    demo_port = int(os.environ.get("STARFEED_DEMO_PORT", "3001"))
     opml = os.environ.get("STARFEED_SOURCES")
     if opml:
         urls = opml_feed_urls(Path(opml))
         for url in urls:
             add_source(storage, url, now)
         log.info("subscribed %d sources from %s", len(urls), opml)
+    sources = storage.catalog.list_sources()
+    demo_url = f"http://127.0.0.1:{demo_port}/"
+    if sources and not any(s.url.startswith(demo_url) for s in sources):
         return None
-    if storage.catalog.has_sources():
-        return None
-    demo = DemoOrigin()
-    for url in demo.feed_urls:
-        add_source(storage, url, now)
-    log.info("no sources yet: subscribed the demo origin's %d feeds at %s (add yours with "
-             "`starfeed source add URL`)", len(demo.feed_urls), demo.url)
+    # The demo origin keeps its port, so restored demo subscriptions still resolve.
+    try:
+        demo = DemoOrigin(port=demo_port)
+    except OSError:
+        demo = DemoOrigin()
+        log.warning("port %d is busy: the demo origin listens on %s instead (set "
+                    "STARFEED_DEMO_PORT to keep one)", demo_port, demo.url)
+    if not sources:
+        for url in demo.feed_urls:
+            add_source(storage, url, now)
+        log.info("no sources yet: subscribed the demo origin's %d feeds at %s (add yours with "
+                 "`starfeed source add URL`)", len(demo.feed_urls), demo.url)
     return demo
+
+
+def _tick(stack: LocalStack, snapshots: Snapshotter) -> None:
+    if stack.tick().get("leased"):
+        snapshots.changed()
 
 
 def _every(stop: threading.Event, seconds: float, action) -> None:
@@ -106,10 +133,17 @@ def _every(stop: threading.Event, seconds: float, action) -> None:
             log.exception("scheduler run failed; trying again next tick")
 
 
-def _poll_forever(stop: threading.Event, queue) -> None:
+def _poll_forever(stop: threading.Event, queue: QueueSource, snapshots: Snapshotter) -> None:
+    busy = False
     while not stop.is_set():
         try:
-            queue.poll(wait_seconds=1)
+            handled = queue.poll(wait_seconds=1)
         except Exception:
             log.exception("polling %s failed", queue.queue_url)
             stop.wait(1)
+            continue
+        if handled:
+            snapshots.changed()
+        elif busy:
+            snapshots.request()  # the work this queue had is done: keep it
+        busy = bool(handled)

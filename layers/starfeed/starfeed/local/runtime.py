@@ -71,11 +71,12 @@ def load_functions(stack: Stack, root: Path) -> dict[str, Function]:
 
 
 def rate_seconds(expression: str) -> float:
-    """rate(5 minutes) -> 300."""
-    match = re.fullmatch(r"rate\((\d+)\s+(minute|minutes|hour|hours|day|days)\)", expression.strip())
+    """rate(5 minutes) -> 300. Seconds are accepted too: locally only, EventBridge has none."""
+    match = re.fullmatch(r"rate\((\d+)\s+(second|seconds|minute|minutes|hour|hours|day|days)\)",
+                         expression.strip())
     if not match:
         raise ValueError(f"unsupported schedule expression {expression!r}: use rate(N minutes)")
-    unit = {"minute": 60, "hour": 3600, "day": 86400}[match.group(2).rstrip("s")]
+    unit = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}[match.group(2).rstrip("s")]
     return int(match.group(1)) * unit
 
 

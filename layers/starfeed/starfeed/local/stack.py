@@ -76,9 +76,12 @@ class LocalStack:
     def _write_stack_file(self) -> None:
         self.state.mkdir(parents=True, exist_ok=True)
         path = self.state / STACK_FILE
+        # What the CLI needs to reach this stack, and nothing secret.
         keep = {k: v for k, v in self.environment.items()
-                if not k.startswith("AWS_") or k in ("AWS_ENDPOINT_URL", "AWS_REGION")}
+                if (not k.startswith("AWS_") or k in ("AWS_ENDPOINT_URL", "AWS_REGION"))
+                and not any(word in k for word in ("TOKEN", "SECRET", "PASSWORD"))}
         path.write_text(json.dumps({"pid": os.getpid(), "environment": keep}, indent=1))
+        path.chmod(0o600)
 
     # Driving the functions -------------------------------------------------------------------
 
