@@ -1,0 +1,1 @@
+"""Benchmarks: each prints its figures and their ratio to a target measured or set beside them."""
