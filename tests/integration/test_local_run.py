@@ -1,0 +1,178 @@
+"""`make run`'s program as a user meets it, each start a real process: the demo feeds within
+30 s, a clean Ctrl+C, and its state kept across restarts."""
+
+import gzip
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import feedparser
+import pytest
+import requests
+from conftest import ROOT
+
+from origin import Origin, Reply, rss
+from starfeed.local.snapshot import SNAPSHOT_FILE
+
+
+def free_ports(count: int) -> list[int]:
+    """Distinct free ports: all sockets stay bound until every port is known."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+class LocalRun:
+    """`starfeed local run` in its own process, with its own ports and state folder."""
+
+    def __init__(self, state: Path, **settings: str):
+        self.state = state
+        self.port, demo_port = free_ports(2)
+        self.env = {**{k: v for k, v in os.environ.items()
+                       if not k.startswith(("AWS_", "SOURCES_", "ENTRIES_", "FEEDS_", "RAW_",
+                                            "FETCH_", "RENDER_", "STARFEED_"))},
+                    "STARFEED_STATE_DIR": str(state), "STARFEED_PORT": str(self.port),
+                    "STARFEED_DEMO_PORT": str(demo_port),
+                    "STARFEED_SCHEDULE_RATE": "rate(1 second)", **settings}
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen([sys.executable, "-m", "starfeed.cli", "local", "run"],
+                                        cwd=ROOT, env=self.env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)
+        self.wait_until(lambda: requests.get(self.base + "/healthz", timeout=2).status_code == 200)
+
+    def cli(self, *args: str) -> str:
+        return subprocess.run([sys.executable, "-m", "starfeed.cli", *args], cwd=ROOT, env=self.env,
+                              capture_output=True, text=True, check=True).stdout
+
+    def sources(self) -> dict:
+        return {s["url"]: s for s in json.loads(self.cli("source", "list", "--json"))}
+
+    def wait_until(self, condition, seconds: float = 30) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                if condition():
+                    return
+            except requests.ConnectionError:
+                pass
+            if self.process.poll() is not None:
+                raise AssertionError(self.process.stdout.read())
+            time.sleep(0.2)
+        raise AssertionError(f"not within {seconds} s")
+
+    def stop(self, signum=signal.SIGINT) -> str:
+        self.process.send_signal(signum)
+        output, _ = self.process.communicate(timeout=30)
+        return output
+
+
+def test_a_first_run_serves_the_demo_feeds_and_stops_cleanly(tmp_path):
+    started = time.monotonic()
+    run = LocalRun(tmp_path, STARFEED_SCHEDULE_RATE="rate(1 minute)")
+    try:
+        response = requests.get(run.base + "/feed.xml", timeout=5)
+        assert time.monotonic() - started < 30
+        assert response.headers["Content-Type"].startswith("application/rss+xml")
+        assert len(feedparser.parse(response.content).entries) >= 10
+        atom = requests.get(run.base + "/feed", headers={"Accept": "application/atom+xml"}, timeout=5)
+        assert feedparser.parse(atom.content).version == "atom10" and atom.headers["Vary"] == "Accept"
+        assert (tmp_path / "stack.json").exists()  # how the CLI finds this stack
+    finally:
+        output = run.stop()
+    assert run.process.returncode == 0, output
+    assert "Traceback" not in output
+    assert "subscribed the demo origin" in output and output.rstrip().endswith("stopped")
+    assert not (tmp_path / "stack.json").exists()
+
+
+def test_sources_schedule_and_entries_survive_a_restart_without_their_origin(tmp_path):
+    origin = Origin()
+    url = origin.serve("/kept.xml", Reply(200, rss(("k1", "Kept one"), ("k2", "Kept two"),
+                                                   title="Kept")))
+    first = LocalRun(tmp_path)
+    added = first.cli("source", "add", url).split()[1]
+    first.wait_until(lambda: first.sources()[url]["status"] == "ok")
+    before = first.sources()[url]
+    output = first.stop()
+    assert first.process.returncode == 0 and "Traceback" not in output
+    assert "saved" in output and (tmp_path / SNAPSHOT_FILE).exists()
+    origin.close()  # the feed's origin is gone
+    requests_before = len(origin.requests)
+
+    second = LocalRun(tmp_path)
+    try:
+        after = second.sources()[url]
+        for field in ("source_id", "status", "etag", "interval", "next_check_at", "entry_count",
+                      "last_fetch_at"):
+            assert after[field] == before[field], field
+        feed = requests.get(f"{second.base}/s/{added}/feed.xml", timeout=5)
+        assert feed.status_code == 200 and "Kept one" in feed.text and "Kept two" in feed.text
+        assert "Kept one" in requests.get(second.base + "/feed.xml", timeout=5).text
+        assert len(origin.requests) == requests_before  # served before any new fetch
+    finally:
+        output = second.stop()
+    assert "restored" in output and second.process.returncode == 0
+
+
+def test_a_hard_kill_loses_at_most_one_interval(tmp_path):
+    origin = Origin()
+    url = origin.serve("/killed.xml", Reply(200, rss(("z", "Survivor"))))
+    first = LocalRun(tmp_path, STARFEED_SNAPSHOT_INTERVAL="1")
+    first.cli("source", "add", url)
+    first.wait_until(lambda: first.sources()[url]["status"] == "ok")
+    time.sleep(2.5)  # more than one interval
+    first.stop(signal.SIGKILL)
+    second = LocalRun(tmp_path)
+    try:
+        assert second.sources()[url]["status"] == "ok"
+    finally:
+        second.stop()
+        origin.close()
+
+
+@pytest.mark.parametrize("content", [
+    b"", b"\x1f\x8b\x08\x00garbage", gzip.compress(b'{"format": "other"}'),
+    gzip.compress(b'{"format": "starfeed-local-state", "version": 99, "tables": {}}')])
+def test_a_corrupt_snapshot_is_moved_aside_with_one_clear_line(tmp_path, content):
+    (tmp_path / SNAPSHOT_FILE).write_bytes(content)
+    run = LocalRun(tmp_path)
+    output = run.stop()
+    lines = [line for line in output.splitlines() if "could not be used" in line]
+    assert len(lines) == 1 and "started empty" in lines[0]
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith(SNAPSHOT_FILE + ".unreadable-")]
+    assert len(aside) == 1 and str(aside[0]) in lines[0]
+    assert aside[0].read_bytes() == content
+    assert "no saved state" not in output  # one line, not two
+
+
+def test_reset_moves_the_state_aside(tmp_path):
+    run = LocalRun(tmp_path)
+    run.stop()
+    env = {**run.env}
+    out = subprocess.run([sys.executable, "-m", "starfeed.cli", "local", "reset"], cwd=ROOT,
+                         env=env, capture_output=True, text=True, check=True).stdout
+    assert "moved the saved state to" in out and not (tmp_path / SNAPSHOT_FILE).exists()
+    assert any(p.name.startswith(SNAPSHOT_FILE + ".reset-") for p in tmp_path.iterdir())
+
+
+def test_the_state_folder_holds_nothing_secret(tmp_path):
+    run = LocalRun(tmp_path, STARFEED_GITHUB_TOKEN="ghp_notreallyasecret0000000000000000000")
+    try:
+        stack_file = (tmp_path / "stack.json").read_text()
+    finally:
+        run.stop()
+    assert "ghp_" not in stack_file
+    snapshot = gzip.decompress((tmp_path / SNAPSHOT_FILE).read_bytes())
+    assert b"ghp_" not in snapshot and b"STARFEED_GITHUB_TOKEN" not in snapshot
+    for path in tmp_path.iterdir():
+        assert path.stat().st_mode & 0o077 == 0, path  # 0600: readable by its owner only
