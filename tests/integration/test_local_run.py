@@ -48,7 +48,13 @@ class LocalRun:
         self.process = subprocess.Popen([sys.executable, "-m", "starfeed.cli", "local", "run"],
                                         cwd=ROOT, env=self.env, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True)
-        self.wait_until(lambda: requests.get(self.base + "/healthz", timeout=2).status_code == 200)
+        try:
+            # The port is bound at once but answers only after the first poll cycle.
+            self.wait_until(lambda: requests.get(self.base + "/healthz", timeout=5).status_code == 200)
+        except BaseException:
+            self.process.kill()
+            self.process.communicate()
+            raise
 
     def cli(self, *args: str) -> str:
         return subprocess.run([sys.executable, "-m", "starfeed.cli", *args], cwd=ROOT, env=self.env,
@@ -63,8 +69,8 @@ class LocalRun:
             try:
                 if condition():
                     return
-            except requests.ConnectionError:
-                pass
+            except (requests.ConnectionError, requests.Timeout):
+                pass  # still starting
             if self.process.poll() is not None:
                 raise AssertionError(self.process.stdout.read())
             time.sleep(0.2)
