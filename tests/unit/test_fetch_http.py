@@ -11,7 +11,8 @@ from starfeed import USER_AGENT
 from starfeed.fetch.http import fetch
 from starfeed.settings import Settings
 
-SETTINGS = Settings(connect_timeout=2, read_timeout=2, fetch_deadline=3, max_body_bytes=1 << 20)
+SETTINGS = Settings(connect_timeout=2, read_timeout=2, fetch_deadline=3, max_body_bytes=1 << 20,
+                    retry_backoff=0.01, allow_private_networks="127.0.0.0/8")
 
 
 def test_conditional_get_sends_validators_and_an_honest_user_agent(origin):
@@ -75,3 +76,68 @@ def test_a_trickling_server_hits_the_total_deadline(origin):
 def test_an_unreachable_host_is_a_connection_error():
     result = fetch("http://127.0.0.1:9/feed", SETTINGS)
     assert result.status is None and result.error.startswith("could not connect")
+
+
+def test_brotli_bodies_are_decoded(origin):
+    import brotli
+
+    body = rss(("b", "B"))
+    url = origin.serve("/br", Reply(200, brotli.compress(body), {"Content-Encoding": "br"}))
+    assert fetch(url, SETTINGS).body == body
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "2130706433", "0x7f000001", "0177.0.0.1",
+                                  "127.1", "[::ffff:127.0.0.1]", "localhost", "[::1]"])
+def test_loopback_in_every_spelling_is_refused_before_any_request(origin, host):
+    port = origin.url.rsplit(":", 1)[1]
+    result = fetch(f"http://{host}:{port}/f", Settings(retry_backoff=0.01))
+    assert result.error.startswith(("refused", "could not resolve")), result.error
+    assert result.status is None and origin.requests == []
+
+
+@pytest.mark.parametrize("url", ["http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/",
+                                 "http://100.64.0.1/", "http://[fe80::1]/", "http://0.0.0.0/",
+                                 "http://224.0.0.1/", "file:///etc/passwd", "gopher://x/"])
+def test_private_metadata_and_odd_schemes_are_refused(url):
+    assert fetch(url, Settings(retry_backoff=0.01)).error.startswith("refused")
+
+
+def test_a_redirect_to_a_private_address_is_refused(origin):
+    origin.serve("/jump", Reply(302, headers={"Location": "http://169.254.169.254/latest/"}))
+    result = fetch(origin.url + "/jump", SETTINGS)
+    assert result.error.startswith("refused") and "169.254.169.254" in result.error
+
+
+def test_redirect_chains_are_followed_and_permanent_ones_reported(origin):
+    origin.serve("/a", Reply(301, headers={"Location": "/b"}))
+    origin.serve("/b", Reply(308, headers={"Location": origin.url + "/c"}))
+    origin.serve("/c", Reply(200, rss(("c", "C"))))
+    result = fetch(origin.url + "/a", SETTINGS)
+    assert (result.status, result.url, result.permanent_redirect) == (200, origin.url + "/c",
+                                                                     origin.url + "/c")
+    origin.serve("/t", Reply(302, headers={"Location": "/c"}))
+    assert fetch(origin.url + "/t", SETTINGS).permanent_redirect is None  # temporary: stay
+
+
+def test_five_redirects_are_followed_six_are_too_many(origin):
+    for n in range(6):
+        origin.serve(f"/r{n}", Reply(302, headers={"Location": f"/r{n + 1}"}))
+    origin.serve("/r6", Reply(200, b"done"))
+    assert "redirects" in fetch(origin.url + "/r0", SETTINGS).error
+    assert fetch(origin.url + "/r1", SETTINGS).body == b"done"
+
+
+def test_server_errors_are_retried_three_times_with_backoff(origin):
+    url = origin.serve("/flaky", Reply(500), Reply(502), Reply(200, b"ok"))
+    pauses = []
+    result = fetch(url, SETTINGS, sleep=pauses.append)
+    assert (result.status, result.body, len(origin.hits("/flaky"))) == (200, b"ok", 3)
+    assert pauses == [0.01, 0.02]
+    origin.serve("/down", Reply(500))
+    assert fetch(origin.url + "/down", SETTINGS, sleep=lambda s: None).status == 500
+    assert len(origin.hits("/down")) == 4  # one try and three retries
+
+
+def test_a_503_with_retry_after_is_not_retried(origin):
+    url = origin.serve("/busy", Reply(503, headers={"Retry-After": "60"}))
+    assert fetch(url, SETTINGS).retry_after == 60 and len(origin.hits("/busy")) == 1

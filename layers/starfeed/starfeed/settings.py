@@ -39,7 +39,16 @@ class Settings:
     read_timeout: float = 15.0
     fetch_deadline: float = 25.0
     max_body_bytes: int = 15 * 1024 * 1024
-    allow_private_networks: bool = False
+    retry_backoff: float = 0.5  # first pause before retrying a 5xx or network fault
+    # "1": fetch any address; "0": public addresses only; or networks to allow, "127.0.0.0/8".
+    allow_private_networks: str = "0"
+    redirect_persistence: int = 3  # fetches a permanent redirect must persist to move a source
+    fetch_history: int = 20  # recent fetches remembered on each source
+    # Parsing and normalization.
+    max_items: int = 1000  # per document, newest kept
+    max_depth: int = 256  # XML/JSON nesting
+    max_article_age_days: int = 7  # seed 002; entries without a date are kept
+    max_rewrites: int = 24  # times a stored entry may be rewritten when its content changes
     # Storage and rendering.
     entry_retention_days: int = 30
     feed_item_limit: int = 50

@@ -7,10 +7,12 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
+from urllib.parse import urljoin
 
 import requests
 
 from starfeed import USER_AGENT
+from starfeed.fetch.guard import Refused, allowed_networks, check_address, check_url
 from starfeed.model import host_of
 from starfeed.settings import Settings
 
@@ -19,10 +21,17 @@ ACCEPT = ("application/rss+xml, application/atom+xml, application/feed+json, "
           "application/xml;q=0.9, text/xml;q=0.9, text/html;q=0.5, */*;q=0.1")
 
 
+REDIRECTS = (301, 302, 303, 307, 308)
+PERMANENT = (301, 308)
+RETRIES = 3  # for 5xx and network faults, inside one fetch (seed 000)
+
+
 @dataclass
 class FetchResult:
     url: str  # the URL finally answered, after redirects
     status: int | None  # None when no HTTP response arrived
+    permanent_redirect: str | None = None  # where a chain of only permanent redirects led
+    transient: bool = False  # a 5xx or network fault: worth another try
     request_headers: dict[str, str] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
@@ -72,41 +81,77 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
 
 
 def fetch(url: str, settings: Settings, *, etag: str | None = None,
-          last_modified: str | None = None, session: requests.Session | None = None) -> FetchResult:
+          last_modified: str | None = None, session: requests.Session | None = None,
+          sleep=time.sleep) -> FetchResult:
+    """One fetch: up to RETRIES more tries with exponential backoff on 5xx (without
+    Retry-After) and network faults, all within the total deadline."""
     started = time.monotonic()
+    session = session or requests.Session()
+    for attempt in range(RETRIES + 1):
+        result = _fetch_once(url, settings, etag, last_modified, session, started)
+        if not result.transient or attempt == RETRIES:
+            break
+        pause = settings.retry_backoff * 2 ** attempt
+        if time.monotonic() - started + pause > settings.fetch_deadline:
+            break
+        sleep(pause)
+    result.elapsed = time.monotonic() - started
+    return result
+
+
+def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: str | None,
+                session: requests.Session, started: float) -> FetchResult:
     headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate, br"}
     if etag:
         headers["If-None-Match"] = etag
     if last_modified:
         headers["If-Modified-Since"] = last_modified
-    session = session or _session()
+    allowed = allowed_networks(settings.allow_private_networks)
     result = FetchResult(url=url, status=None, request_headers=dict(headers))
+    permanent = True
     try:
-        with session.get(url, headers=headers, stream=True,
-                         timeout=(settings.connect_timeout, settings.read_timeout)) as response:
-            result.url = response.url
-            result.status = response.status_code
-            result.headers = dict(response.headers)
-            result.body = _read_limited(response, settings, started)
+        for hop in range(MAX_REDIRECTS + 1):
+            check_url(result.url, allowed)  # every hop, after DNS resolution
+            response = session.get(result.url, headers=headers, stream=True, allow_redirects=False,
+                                   timeout=(settings.connect_timeout, settings.read_timeout))
+            with response:
+                peer = _peer_of(response)
+                if peer is not None:
+                    check_address(peer, allowed)  # the address actually connected to
+                location = response.headers.get("Location")
+                if response.status_code in REDIRECTS and location:
+                    permanent = permanent and response.status_code in PERMANENT
+                    result.url = urljoin(result.url, location)
+                    if hop == MAX_REDIRECTS:
+                        raise requests.exceptions.TooManyRedirects
+                    continue
+                result.status = response.status_code
+                result.headers = dict(response.headers)
+                result.body = _read_limited(response, settings, started)
+            break
+        if result.url != url and permanent:
+            result.permanent_redirect = result.url
+    except Refused as exc:
+        result.error = str(exc)
     except _BodyTooLarge:
         result.error = f"response larger than {settings.max_body_bytes} bytes: not read"
     except _DeadlineExceeded:
         result.error = f"fetch took longer than {settings.fetch_deadline:g} s: abandoned"
     except requests.exceptions.TooManyRedirects:
         result.error = f"more than {MAX_REDIRECTS} redirects: the URL loops or moved too often"
-    except requests.exceptions.Timeout:
-        result.error = "timed out: the server did not answer in time"
     except requests.exceptions.InvalidURL as exc:
         result.error = f"invalid URL: {exc}"
+    except requests.exceptions.Timeout:
+        result.error, result.transient = "timed out: the server did not answer in time", True
     except requests.exceptions.ConnectionError as exc:
-        result.error = f"could not connect: {_root_cause(exc)}"
+        result.error, result.transient = f"could not connect: {_root_cause(exc)}", True
     except requests.exceptions.RequestException as exc:
-        result.error = f"request failed: {_root_cause(exc)}"
-    result.elapsed = time.monotonic() - started
+        result.error, result.transient = f"request failed: {_root_cause(exc)}", True
     if result.error is None and result.status is not None and result.status >= 400:
         result.error = reason_for_status(result.status, host_of(result.url) or result.url)
         if result.status in (429, 503):
             result.retry_after = parse_retry_after(result.headers.get("Retry-After"), time.time())
+        result.transient = result.status >= 500 and result.retry_after is None
     return result
 
 
@@ -155,17 +200,19 @@ def _read_limited(response: requests.Response, settings: Settings, started: floa
     return b"".join(chunks)
 
 
+def _peer_of(response: requests.Response) -> str | None:
+    sock = _socket_of(response)
+    try:
+        return sock.getpeername()[0] if sock is not None else None
+    except OSError:
+        return None
+
+
 def _socket_of(response: requests.Response) -> socket.socket | None:
     try:
         return response.raw._fp.fp.raw._sock  # urllib3 -> http.client -> socket file -> socket
     except AttributeError:
         return None
-
-
-def _session() -> requests.Session:
-    session = requests.Session()
-    session.max_redirects = MAX_REDIRECTS
-    return session
 
 
 def _root_cause(exc: BaseException) -> str:
