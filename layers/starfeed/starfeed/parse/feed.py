@@ -1,27 +1,61 @@
-"""Parse a feed document with feedparser, which must never raise out of here."""
+"""Parse a fetched document into a channel and raw entries. Never raises: every failure is a
+ParsedFeed with an error a person can act on."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import feedparser
 
+from starfeed.parse.jsonfeed import NotJsonFeed, looks_like_json, parse_json_feed
+
+# Tags, skipping CDATA sections and comments (HTML inside them is not the document's nesting).
+_MARKUP = re.compile(rb"<!\[CDATA\[.*?\]\]>|<!--.*?-->|<(/?)[A-Za-z_][^\s/>]*[^>]*?(/?)>", re.DOTALL)
+
+
+# What feedparser flags that says nothing about the document's health.
+_BENIGN = (feedparser.NonXMLContentType, feedparser.CharacterEncodingOverride)
+
 
 @dataclass
 class ParsedFeed:
+    format: str | None = None  # rss20, atom10, rss10, json11, ...
     title: str | None = None
     link: str | None = None
     ttl_minutes: int | None = None
-    entries: list = field(default_factory=list)  # feedparser entry dicts
+    entries: list = field(default_factory=list)  # feedparser-shaped entry dicts
+    warnings: list[str] = field(default_factory=list)
     error: str | None = None
 
 
-def parse_feed(body: bytes, url: str, content_type: str | None = None) -> ParsedFeed:
+def parse_feed(body: bytes, url: str, content_type: str | None = None, *,
+               max_items: int = 1000, max_depth: int = 256) -> ParsedFeed:
+    if not body.strip():
+        return ParsedFeed(error="empty response: the server sent no document")
+    if looks_like_json(body, content_type):
+        return _limit(_parse_json(body, url, max_depth), max_items)
+    if _xml_depth_exceeds(body, max_depth):
+        return ParsedFeed(error=f"XML nested deeper than {max_depth} levels: not parsed")
+    return _limit(_parse_xml(body, url, content_type), max_items)
+
+
+def _parse_json(body: bytes, url: str, max_depth: int) -> ParsedFeed:
+    try:
+        channel, entries = parse_json_feed(body, url, max_depth)
+    except NotJsonFeed as exc:
+        return ParsedFeed(error=f"not a feed: {exc}")
+    return ParsedFeed(format=channel["version"], title=channel["title"], link=channel["link"],
+                      entries=entries)
+
+
+def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
     headers = {"content-location": url}
     if content_type:
         headers["content-type"] = content_type
     try:
-        parsed = feedparser.parse(body, response_headers=headers, sanitize_html=True,
+        # nh3 sanitizes every HTML field afterwards, faster and stricter than feedparser's own.
+        parsed = feedparser.parse(body, response_headers=headers, sanitize_html=False,
                                   resolve_relative_uris=True)
     except Exception as exc:  # feedparser raises on some hostile inputs instead of setting bozo
         return ParsedFeed(error=f"not parseable: {type(exc).__name__}: {str(exc)[:200]}")
@@ -29,9 +63,41 @@ def parse_feed(body: bytes, url: str, content_type: str | None = None) -> Parsed
     if not parsed.get("version") and not parsed.entries:
         problem = parsed.get("bozo_exception")
         detail = f": {str(problem)[:200]}" if problem else ""
-        return ParsedFeed(error=f"not a feed (no RSS or Atom found){detail}")
-    return ParsedFeed(title=channel.get("title"), link=channel.get("link"),
-                      ttl_minutes=_int(channel.get("ttl")), entries=list(parsed.entries))
+        return ParsedFeed(error=f"not a feed (no RSS, Atom or JSON Feed found){detail}")
+    problem = parsed.get("bozo_exception")
+    warnings = [f"ill-formed XML, read leniently: {str(problem)[:200]}"] \
+        if problem is not None and not isinstance(problem, _BENIGN) else []
+    return ParsedFeed(format=parsed.get("version") or "unknown", title=channel.get("title"),
+                      link=channel.get("link"), ttl_minutes=_int(channel.get("ttl")),
+                      entries=list(parsed.entries), warnings=warnings)
+
+
+def _limit(parsed: ParsedFeed, max_items: int) -> ParsedFeed:
+    if len(parsed.entries) > max_items:
+        # Newest kept: by date where there is one, else in document order (newest first).
+        ordered = sorted(parsed.entries, key=lambda e: tuple(e.get("published_parsed")
+                                                             or e.get("updated_parsed") or ()),
+                         reverse=True)
+        parsed.warnings.append(f"{len(parsed.entries)} items: kept the newest {max_items}")
+        parsed.entries = ordered[:max_items]
+    return parsed
+
+
+def _xml_depth_exceeds(body: bytes, limit: int) -> bool:
+    if body.count(b"<") <= limit:
+        return False  # fewer tags than the limit cannot nest deeper than it
+    depth = 0
+    for match in _MARKUP.finditer(body):
+        closing, self_closing = match.group(1), match.group(2)
+        if closing is None:
+            continue  # CDATA or comment
+        if closing:
+            depth -= 1
+        elif not self_closing:
+            depth += 1
+            if depth > limit:
+                return True
+    return False
 
 
 def _int(value) -> int | None:

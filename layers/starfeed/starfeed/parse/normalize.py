@@ -7,7 +7,7 @@ import hashlib
 import html
 import re
 import time
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
 
 import nh3
 
@@ -16,6 +16,7 @@ from starfeed.model import Entry
 # Characters XML 1.0 forbids; feedgen refuses them, so they never reach storage.
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 _SPACES = re.compile(r"\s+")
+_TAGS = re.compile(r"<[^>]*>")
 
 
 def rfc3339(epoch: float) -> str:
@@ -26,7 +27,9 @@ def clean_text(value: str | None) -> str | None:
     """Markup removed, entities decoded, whitespace collapsed: safe as plain text anywhere."""
     if not value:
         return None
-    text = html.unescape(nh3.clean(_xml_safe(value), tags=set()))
+    text = _xml_safe(value)
+    if "<" in text or "&" in text:  # plain text (most titles, names, tags) needs no parser
+        text = html.unescape(nh3.clean(text, tags=set()))
     text = _SPACES.sub(" ", text).strip()
     return text or None
 
@@ -36,6 +39,14 @@ def clean_html(value: str | None) -> str | None:
     if not value:
         return None
     return nh3.clean(_xml_safe(value)) or None
+
+
+def _text_of(sanitized_html: str | None) -> str | None:
+    """Plain text of HTML that nh3 has already made well-formed and safe."""
+    if not sanitized_html:
+        return None
+    text = _SPACES.sub(" ", html.unescape(_TAGS.sub(" ", sanitized_html))).strip()
+    return text or None
 
 
 def normalize_entries(raw_entries: list, feed_id: str, feed_url: str, now: float) -> list[Entry]:
@@ -57,11 +68,14 @@ def normalize_entries(raw_entries: list, feed_id: str, feed_url: str, now: float
 def normalize_entry(raw, feed_id: str, feed_url: str, seen: str) -> Entry:
     link = _absolute(raw.get("link"), feed_url)
     title = clean_text(raw.get("title"))
-    published = _time(raw.get("published_parsed")) or _time(raw.get("updated_parsed"))
+    published = struct_to_rfc3339(raw.get("published_parsed")) or struct_to_rfc3339(raw.get("updated_parsed"))
     contents = raw.get("content") or []
-    body = contents[0].get("value") if contents else raw.get("summary")
+    raw_summary = raw.get("summary")
+    body = contents[0].get("value") if contents else raw_summary
     content = clean_html(body)
-    summary = clean_text(raw.get("summary"))
+    # Most RSS items' description is their content: take its text from the sanitized HTML
+    # rather than sanitizing the same markup twice.
+    summary = _text_of(content) if body is raw_summary else clean_text(raw_summary)
     native_id = (raw.get("id") or "").strip()
     uid = _xml_safe(native_id) if native_id else _sha256("\x1f".join(
         [link or "", title or "", published or "", feed_id]))
@@ -73,10 +87,10 @@ def normalize_entry(raw, feed_id: str, feed_url: str, seen: str) -> Entry:
         summary=summary,
         content=content,
         authors=_authors(raw),
-        categories=[clean_text(t.get("term")) for t in raw.get("tags") or [] if clean_text(t.get("term"))],
+        categories=[term for term in (clean_text(t.get("term")) for t in raw.get("tags") or []) if term],
         enclosures=_enclosures(raw, feed_url),
         published=published,
-        updated=_time(raw.get("updated_parsed")),
+        updated=struct_to_rfc3339(raw.get("updated_parsed")),
         first_seen=seen,
         last_seen=seen,
         content_hash=_sha256("\x1f".join([title or "", link or "", content or ""])),
@@ -111,18 +125,26 @@ def _absolute(url: str | None, base: str | None) -> str | None:
     if not url:
         return None
     url = _xml_safe(url.strip())
-    absolute = urljoin(base, url) if base else url
-    absolute = urldefrag(absolute).url
-    return absolute if absolute.lower().startswith(("http://", "https://")) else None
+    absolute = urldefrag(urljoin(base, url) if base else url).url
+    try:
+        parts = urlsplit(absolute)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    # Canonical: scheme and host in lower case (seed 003 §4.3), the rest as published.
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, ""))
 
 
-def _time(struct) -> str | None:
+def struct_to_rfc3339(struct) -> str | None:
     if not struct:
         return None
     try:
         return rfc3339(calendar.timegm(struct))
     except (OverflowError, ValueError, TypeError):
         return None
+
+
 
 
 def _sha256(text: str) -> str:

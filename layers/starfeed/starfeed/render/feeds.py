@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -54,9 +55,17 @@ def _generator(meta: FeedMeta, entries: list[Entry], built_at: float, fmt: str) 
         if entry.canonical_link:
             fe.link(href=entry.canonical_link)
         if entry.summary:
-            fe.description(entry.summary)
+            # Summaries are plain text. RSS readers read <description> as HTML, so the text is
+            # escaped into it; Atom says what it is.
+            if fmt == "rss":
+                fe.description(html.escape(entry.summary))
+            else:
+                fe.summary(entry.summary, type="text")
         if entry.content:
             fe.content(entry.content, type="CDATA" if fmt == "rss" else "html")
+        elif not entry.canonical_link and fmt == "atom":
+            # RFC 4287: an entry without an alternate link must carry content.
+            fe.content(entry.summary or entry.title or "", type="text")
         fe.published(entry.sort_time)
         fe.updated(entry.updated or entry.sort_time)
         for author in entry.authors:

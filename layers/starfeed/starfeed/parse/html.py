@@ -1,0 +1,104 @@
+"""HTML pages: the feeds a page announces (autodiscovery) and its main article (website sources)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from urllib.parse import urldefrag, urljoin
+
+import lxml.html
+from lxml import etree
+
+FEED_TYPES = {"application/rss+xml": "rss", "application/atom+xml": "atom",
+              "application/feed+json": "json", "application/json": "json"}
+_NOT_CONTENT = ("script", "style", "noscript", "nav", "header", "footer", "aside", "form",
+                "iframe", "template", "svg")
+
+
+@dataclass(frozen=True)
+class FeedLink:
+    url: str
+    kind: str  # rss | atom | json
+    title: str | None
+
+
+@dataclass(frozen=True)
+class Article:
+    title: str | None
+    html: str
+    text: str
+    author: str | None
+    published: str | None
+
+    @property
+    def text_hash(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+def looks_like_html(body: bytes, content_type: str | None) -> bool:
+    if content_type and "html" in content_type.lower():
+        return True
+    head = body.lstrip()[:512].lower()
+    return head.startswith(b"<!doctype html") or b"<html" in head
+
+
+def _document(body: bytes):
+    try:
+        return lxml.html.document_fromstring(body)
+    except (etree.ParserError, ValueError):
+        return None
+
+
+def discover_feeds(body: bytes, page_url: str) -> list[FeedLink]:
+    """Feeds announced with <link rel="alternate" type=...>, in page order."""
+    document = _document(body)
+    if document is None:
+        return []
+    base = urljoin(page_url, (document.xpath("//base/@href") or [page_url])[0])
+    found: list[FeedLink] = []
+    for link in document.xpath("//link[@href]"):
+        rel = (link.get("rel") or "").lower().split()
+        kind = FEED_TYPES.get((link.get("type") or "").split(";")[0].strip().lower())
+        url = urldefrag(urljoin(base, link.get("href").strip())).url
+        if "alternate" in rel and kind and url.startswith(("http://", "https://")) \
+                and url not in [f.url for f in found]:
+            found.append(FeedLink(url, kind, (link.get("title") or "").strip() or None))
+    return found
+
+
+def extract_article(body: bytes, page_url: str) -> Article | None:
+    """The <article> element, else the block holding the most paragraph text (seed 002)."""
+    document = _document(body)
+    if document is None:
+        return None
+    document.make_links_absolute(page_url, resolve_base_href=True)
+    title = _meta(document, "property", "og:title") or (document.findtext(".//title") or "").strip() or None
+    author = _meta(document, "name", "author") or _meta(document, "property", "article:author")
+    published = _meta(document, "property", "article:published_time")
+    for element in list(document.iter(*_NOT_CONTENT)):
+        if element.getparent() is not None:
+            element.drop_tree()
+    main = next(iter(document.iter("article")), None) or _largest_block(document)
+    if main is None:
+        return None
+    # Text nodes joined with spaces: text_content() would run "<h1>Post</h1><p>The" together.
+    text = " ".join(" ".join(main.itertext()).split())
+    if not text:
+        return None
+    return Article(title, lxml.html.tostring(main, encoding="unicode"), text, author, published)
+
+
+def _largest_block(document):
+    best, best_score = None, 0
+    for block in document.iter("div", "section", "main", "td", "body"):
+        score = sum(len(p.text_content()) for p in block.iterchildren("p"))
+        if score > best_score:
+            best, best_score = block, score
+    return best if best is not None else document.find("body")
+
+
+def _meta(document, attribute: str, name: str) -> str | None:
+    for meta in document.iter("meta"):
+        if (meta.get(attribute) or "").lower() == name and (meta.get("content") or "").strip():
+            return meta.get("content").strip()
+    return None

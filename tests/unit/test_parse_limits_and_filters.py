@@ -1,0 +1,134 @@
+"""Seed 002's filters with its own dates, JSON Feed, HTML pages, and the parser's limits."""
+
+import calendar
+import json
+import time
+
+import pytest
+
+from starfeed.model import Entry, Source
+from starfeed.parse.feed import parse_feed
+from starfeed.parse.filters import filter_entries
+from starfeed.parse.html import discover_feeds, extract_article
+from starfeed.parse.normalize import normalize_entries
+
+
+def epoch(stamp: str) -> float:
+    return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def entry(published: str | None, link: str = "https://news.example/a") -> Entry:
+    return Entry(entry_uid=str(published), feed_id="s", canonical_link=link, published=published,
+                 first_seen="2026-02-17T12:30:00Z", last_seen="2026-02-17T12:30:00Z")
+
+
+NEW = Source(source_id="s", url="https://news.example/feed", created_at=epoch("2026-02-17T10:00:00Z"))
+POLLED = Source(source_id="s", url="https://news.example/feed", created_at=epoch("2026-02-17T10:00:00Z"),
+                last_success_at=epoch("2026-02-17T12:00:00Z"))
+NOW = epoch("2026-02-17T12:30:00Z")
+
+
+@pytest.mark.parametrize("source, published, kept", [
+    (NEW, "2026-02-15T08:00:00Z", False),  # first poll: published before the source was created
+    (NEW, "2026-02-17T12:00:00Z", True),  # first poll: published after
+    (POLLED, "2026-02-16T08:00:00Z", True),  # later polls: only the age rule
+    (NEW, None, True),  # no date: kept on a first poll
+    (POLLED, "2026-02-01T00:00:00Z", False),  # older than 7 days
+    (POLLED, None, True),  # no date: never filtered by age
+])
+def test_seed_002_scenarios(source, published, kept):
+    result = filter_entries([entry(published)], source, NOW, max_age_days=7)
+    assert bool(result.kept) is kept
+
+
+def test_domain_enforcement_is_per_source_and_off_by_default():
+    offsite = entry("2026-02-17T12:00:00Z", link="https://elsewhere.example/a")
+    assert filter_entries([offsite], POLLED, NOW, 7).kept == [offsite]
+    strict = Source(**{**POLLED.__dict__, "enforce_feed_domain": True})
+    result = filter_entries([offsite], strict, NOW, 7)
+    assert result.kept == [] and result.dropped == {"linking off the feed's domain": 1}
+
+
+JSON_FEED_11 = {
+    "version": "https://jsonfeed.org/version/1.1", "title": "J", "home_page_url": "https://j.example/",
+    "items": [
+        {"id": "2", "url": "/posts/2", "title": "Two", "content_html": "<p>two<script>x()</script></p>",
+        "date_published": "2026-11-20T10:00:00+01:00", "authors": [{"name": "Kim"}],
+        "tags": ["a"], "attachments": [{"url": "/a.mp3", "mime_type": "audio/mpeg", "size_in_bytes": 9}]},
+        {"id": 1, "title": "One", "content_text": "one <b>plain</b>"},
+    ]}
+
+
+def test_json_feed_1_1_and_1_0():
+    parsed = parse_feed(json.dumps(JSON_FEED_11).encode(), "https://j.example/feed.json")
+    assert (parsed.format, parsed.title, len(parsed.entries)) == ("json11", "J", 2)
+    two, one = normalize_entries(parsed.entries, "s", "https://j.example/feed.json", NOW)
+    assert (two.entry_uid, two.canonical_link, two.published) == ("2", "https://j.example/posts/2",
+                                                                  "2026-11-20T09:00:00Z")
+    assert "<script" not in two.content and two.authors[0]["name"] == "Kim"
+    assert two.enclosures == [{"url": "https://j.example/a.mp3", "type": "audio/mpeg", "length": 9}]
+    assert one.entry_uid == "1" and one.content == "one &lt;b&gt;plain&lt;/b&gt;"
+    old = {**JSON_FEED_11, "version": "https://jsonfeed.org/version/1",
+           "items": [{"id": "x", "title": "T", "author": {"name": "Solo"}, "content_text": "t"}]}
+    parsed = parse_feed(json.dumps(old).encode(), "https://j.example/feed.json")
+    assert parsed.format == "json10" and parsed.entries[0]["authors"][0]["name"] == "Solo"
+
+
+@pytest.mark.parametrize("body, reason", [
+    (b'{"title": "no version"}', "JSON Feed version"),
+    (b'{"version": "https://jsonfeed.org/version/1.1", "items": 3}', "items list"),
+    (b"[" * 100_000, "nested deeper"),
+    (b"{bad json", "not JSON"),
+    (b"   ", "empty"),
+])
+def test_bad_json_is_a_clear_error(body, reason):
+    assert reason in parse_feed(body, "https://j.example/", "application/json").error
+
+
+def test_items_beyond_the_limit_keep_the_newest():
+    items = "".join(f"<item><guid isPermaLink='false'>{n}</guid><pubDate>{time.strftime('%a, %d %b %Y %H:%M:%S GMT', time.gmtime(NOW - n * 60))}</pubDate></item>"
+                    for n in reversed(range(50)))
+    parsed = parse_feed(f"<rss version='2.0'><channel><title>t</title>{items}</channel></rss>".encode(),
+                        "https://x.example/", max_items=10)
+    assert sorted(int(e["id"]) for e in parsed.entries) == list(range(10))
+    assert parsed.warnings == ["50 items: kept the newest 10"]
+
+
+def test_nesting_deeper_than_the_limit_is_refused_but_html_in_cdata_is_not_nesting():
+    deep = b"<rss><channel>" + b"<x>" * 300 + b"</x>" * 300 + b"</channel></rss>"
+    assert "nested deeper" in parse_feed(deep, "https://x.example/", max_depth=256).error
+    cdata = b"<rss version='2.0'><channel><title>t</title><item><title>i</title><description><![CDATA[" \
+        + b"<br>" * 1000 + b"]]></description></item></channel></rss>"
+    assert parse_feed(cdata, "https://x.example/", max_depth=256).error is None
+
+
+PAGE = b"""<!doctype html><html><head><title>A blog</title><base href="https://blog.example/">
+<meta name="author" content="Rosa"><meta property="article:author" content="ignored">
+<link rel="alternate" type="application/rss+xml" title="RSS" href="/feed.xml">
+<link rel="alternate" type="application/atom+xml" href="atom.xml#x">
+<link rel="alternate" type="application/feed+json" href="https://blog.example/feed.json">
+<link rel="stylesheet" type="text/css" href="/s.css"></head>
+<body><nav>Home About</nav><div><p>Short.</p></div>
+<article><h1>Post</h1><p>The main text of the post.</p><script>evil()</script></article>
+<footer>Copyright</footer></body></html>"""
+
+
+def test_autodiscovery_finds_rss_atom_and_json_feed_in_page_order():
+    feeds = discover_feeds(PAGE, "https://blog.example/post/1")
+    assert [(f.url, f.kind) for f in feeds] == [("https://blog.example/feed.xml", "rss"),
+                                                ("https://blog.example/atom.xml", "atom"),
+                                                ("https://blog.example/feed.json", "json")]
+
+
+def test_article_extraction_takes_the_article_and_the_author_meta_first():
+    article = extract_article(PAGE, "https://blog.example/post/1")
+    assert article.text == "Post The main text of the post."
+    assert article.author == "Rosa" and article.title == "A blog"
+    assert "evil" not in article.html
+
+
+def test_without_an_article_the_largest_text_block_wins():
+    page = (b"<html><body><div><p>tiny</p></div><div class='c'><p>" + b"long text " * 50
+            + b"</p><p>more</p></div></body></html>")
+    article = extract_article(page, "https://x.example/")
+    assert article.text.startswith("long text") and article.author is None
