@@ -73,11 +73,14 @@ class Origin:
         self._server.server_close()
 
 
-def rss(*items: tuple[str, str], title: str = "Test Feed", extra: str = "") -> bytes:
-    """items: (guid, title) pairs, newest first."""
+def rss(*items: tuple[str, str], title: str = "Test Feed", extra: str = "",
+        newest: float | None = None) -> bytes:
+    """items: (guid, title) pairs, newest first, a minute apart from `newest` (default: a
+    minute ago)."""
+    newest = time.time() - 60 if newest is None else newest
     body = "".join(
         f"<item><title>{t}</title><link>https://example.org/{g}</link><guid isPermaLink='false'>{g}</guid>"
-        f"<pubDate>{time.strftime('%a, %d %b %Y %H:%M:%S GMT', time.gmtime(time.time() - 60 * i))}</pubDate>"
+        f"<pubDate>{time.strftime('%a, %d %b %Y %H:%M:%S GMT', time.gmtime(newest - 60 * i))}</pubDate>"
         f"<description>About {t}</description></item>"
         for i, (g, t) in enumerate(items))
     return (f'<?xml version="1.0"?><rss version="2.0"><channel><title>{title}</title>'

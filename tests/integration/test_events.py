@@ -24,7 +24,7 @@ def seed_event_sources(storage, origin):
     for n, source_id in enumerate(("e0e0e0e0e001", "e0e0e0e0e002"), start=1):
         url = origin.serve(f"/event{n}.xml", Reply(200, rss((f"ev{n}", f"Event item {n}"))))
         storage.catalog.delete_source(source_id)
-        storage.catalog.add_source(Source(source_id=source_id, url=url, created_at=time.time(),
+        storage.catalog.add_source(Source(source_id=source_id, url=url, created_at=time.time() - 3600,
                                           next_check_at=time.time() + 3600))
 
 

@@ -10,6 +10,13 @@ from origin import Reply, rss
 from starfeed.model import Source
 from starfeed.sources import add_source
 
+HOUR = 3600
+
+
+def subscribe(storage, url):
+    """Subscribed an hour ago, so the fixtures' items (all newer) pass the first-poll rule."""
+    return add_source(storage, url, time.time() - HOUR)
+
 
 def feed_of(response) -> feedparser.FeedParserDict:
     assert response["statusCode"] == 200, response
@@ -26,7 +33,7 @@ def make_due(storage, source_id):
 def test_a_new_source_is_fetched_rendered_and_served(stack, storage, origin):
     url = origin.serve("/news.xml", Reply(200, rss(("n1", "Alpha"), ("n2", "Beta"), title="News"),
                                           {"ETag": '"e1"', "Content-Type": "application/rss+xml"}))
-    source, created = add_source(storage, url, time.time())
+    source, created = subscribe(storage, url)
     assert created
     stack.run_cycle()
 
@@ -58,7 +65,7 @@ def test_a_second_fetch_is_conditional_and_stores_nothing_twice(stack, storage, 
     body = rss(("c1", "One"), ("c2", "Two"))
     url = origin.serve("/cond.xml", Reply(200, body, {"ETag": '"v1"'}),
                        Reply(304, headers={"ETag": '"v1"'}), Reply(200, body, {"ETag": '"v2"'}))
-    source, _ = add_source(storage, url, time.time())
+    source, _ = subscribe(storage, url)
     stack.run_cycle()
     make_due(storage, source.source_id)
     stack.run_cycle()
@@ -73,10 +80,10 @@ def test_a_second_fetch_is_conditional_and_stores_nothing_twice(stack, storage, 
 
 def test_raw_bytes_are_stored_before_parsing_even_when_parsing_fails(stack, storage, origin):
     url = origin.serve("/broken.xml", Reply(200, b"<html>not a feed</html>"))
-    source, _ = add_source(storage, url, time.time())
+    source, _ = subscribe(storage, url)
     stack.run_cycle()
     stored = storage.catalog.get_source(source.source_id)
-    assert stored.status == "error" and stored.last_error.startswith("not a feed")
+    assert stored.status == "error" and "not a feed" in stored.last_error
     s3 = storage.client("s3")
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=storage.settings.raw_bucket,
                                                 Prefix=f"fetches/{source.source_id}/")["Contents"]]
@@ -89,7 +96,7 @@ def test_bad_sources_show_their_error_and_never_stop_the_others(stack, storage, 
     now = time.time()
     good, _ = add_source(storage, origin.serve("/good.xml", Reply(200, rss(("g", "Good")))), now)
     missing, _ = add_source(storage, origin.serve("/gone.xml", Reply(404, b"")), now)
-    refused, _ = add_source(storage, "http://127.0.0.1:9/feed.xml", now)
+    refused, _ = subscribe(storage, "http://127.0.0.1:9/feed.xml")
     stack.run_cycle()
     assert storage.catalog.get_source(good.source_id).status == "ok"
     for bad, words in ((missing, "404 Not Found"), (refused, "could not connect")):

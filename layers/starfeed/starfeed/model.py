@@ -27,6 +27,9 @@ class Source:
     enabled: bool = True
     polling: bool = True
     collections: list[str] = field(default_factory=list)
+    # Seed 004: drop items whose link leaves the feed's host. Off by default: link blogs,
+    # aggregators and feed proxies rightly link elsewhere.
+    enforce_feed_domain: bool = False
     # Conditional GET validators.
     etag: str | None = None
     last_modified: str | None = None
@@ -38,6 +41,12 @@ class Source:
     last_success_at: float | None = None
     consecutive_failures: int = 0
     entry_count: int = 0
+    # The last fetches, newest first: {fetch_id, at, status, outcome, body_sha256}.
+    fetch_history: list[dict] = field(default_factory=list)
+    # A permanent redirect is followed for good once it persists (settings.redirect_persistence).
+    redirect_url: str | None = None
+    redirect_count: int = 0
+    url_changes: list[dict] = field(default_factory=list)  # {from, to, at}
     # Schedule: the interval, why it was chosen, and when the source is next due.
     interval: int = 0
     reason: str | None = None

@@ -14,20 +14,22 @@ class BadSource(ValueError):
     pass
 
 
-def new_source(url: str, now: float, collections: list[str] | None = None) -> Source:
+def new_source(url: str, now: float, collections: list[str] | None = None, *, kind: str = "feed",
+               enforce_feed_domain: bool = False) -> Source:
     url = url.strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BadSource(f"not an http(s) URL: {url!r}")
     # Due at once: the next scheduler run fetches it.
     return Source(source_id=source_id_for(url), url=url, created_at=now, next_check_at=now,
-                  collections=list(collections or []))
+                  collections=list(collections or []), kind=kind,
+                  enforce_feed_domain=enforce_feed_domain)
 
 
-def add_source(storage: Storage, url: str, now: float,
-               collections: list[str] | None = None) -> tuple[Source, bool]:
+def add_source(storage: Storage, url: str, now: float, collections: list[str] | None = None,
+               **options) -> tuple[Source, bool]:
     """Returns the source and whether it is new (adding a URL twice finds the first)."""
-    source = new_source(url, now, collections)
+    source = new_source(url, now, collections, **options)
     if storage.catalog.add_source(source):
         return source, True
     return storage.catalog.get_source(source.source_id) or source, False

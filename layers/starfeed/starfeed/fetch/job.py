@@ -1,4 +1,4 @@
-"""Fetch one leased source: conditional GET, raw bytes stored before parsing, entries normalized
+"""Fetch one leased source: conditional GET, raw bytes stored before parsing, entries ingested
 and deduplicated, the outcome and the next check written back, renders requested."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ import uuid
 
 from starfeed.fetch.http import FetchResult, fetch
 from starfeed.model import FetchOutcome, Source
-from starfeed.parse.feed import parse_feed
-from starfeed.parse.normalize import normalize_entries, rfc3339
+from starfeed.parse.ingest import Ingested, ingest
+from starfeed.parse.normalize import rfc3339
 from starfeed.schedule.decide import decide
+from starfeed.settings import Settings
 from starfeed.store import Storage
 
 log = logging.getLogger(__name__)
@@ -22,21 +23,56 @@ def fetch_source(storage: Storage, source_id: str, now: float | None = None,
                  rng: random.Random | None = None) -> FetchOutcome | None:
     """The fetch's outcome; None when the source is gone or disabled (the message is done with)."""
     now = time.time() if now is None else now
+    settings = storage.settings
     source = storage.catalog.get_source(source_id)
     if source is None or not source.enabled:
         log.info("fetcher: %s is gone or disabled; skipped", source_id)
         return None
     lease, first_fetch = source.locked_until, source.status == "new"
-    result = fetch(source.url, storage.settings, etag=source.etag,
-                   last_modified=source.last_modified)
+    result = fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified)
     raw_ref = _store_raw(storage, source, result, now) if result.status is not None else None
-    outcome, new = _ingest(storage, source, result, raw_ref, now)
+    outcome, ingested = _outcome(source, result, now, settings)
+    new = []
+    if ingested is not None:
+        for entry in ingested.entries:
+            entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
+        new = storage.catalog.upsert_entries(ingested.entries, now)
+        outcome = FetchOutcome(result.status, new_entries=len(new), ttl_minutes=ingested.ttl_minutes)
+        source.title = ingested.title or source.title
+        source.site_url = ingested.link or source.site_url
 
-    decision = decide(source, outcome, storage.settings, now, rng or random.Random())
+    _record(source, result, outcome, raw_ref, now, settings, rng or random.Random())
+    source.entry_count += len(new)
+    if not storage.catalog.finish_fetch(source, lease):
+        log.warning("fetcher: lease on %s was lost; its outcome was not written", source.url)
+    if new or first_fetch:  # a first fetch publishes the source's feed, even empty
+        storage.queues.send_render(["feed", f"s/{source.source_id}/feed"])
+    log.info("fetcher: %s -> %s, %d new, next %s (%s)%s", source.url,
+             result.status or "no response", len(new),
+             f"in {int(source.next_check_at - now)}s" if source.next_check_at else "never",
+             source.reason, f": {outcome.error}" if outcome.error else "")
+    return outcome
+
+
+def _outcome(source: Source, result: FetchResult, now: float,
+             settings: Settings) -> tuple[FetchOutcome, Ingested | None]:
+    if result.error:
+        return FetchOutcome(result.status, error=result.error, retry_after=result.retry_after), None
+    if result.not_modified or _same_validators(source, result):
+        return FetchOutcome(result.status, not_modified=True), None
+    ingested = ingest(result.body, result.url, result.headers.get("Content-Type"), source, now, settings)
+    if ingested.error:
+        return FetchOutcome(result.status, error=ingested.error), None
+    return FetchOutcome(result.status), ingested
+
+
+def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref: dict | None,
+            now: float, settings: Settings, rng: random.Random) -> None:
+    """The fetch's outcome and the next check, written onto the source."""
+    decision = decide(source, outcome, settings, now, rng)
     source.interval, source.next_check_at = decision.interval, decision.next_check_at
     source.reason, source.consecutive_failures = decision.reason, decision.consecutive_failures
-    source.last_fetch_at, source.http_status = now, result.status
-    source.last_error = outcome.error
+    source.last_fetch_at, source.http_status, source.last_error = now, result.status, outcome.error
     if outcome.failed:
         source.status = "error"
     else:
@@ -44,34 +80,29 @@ def fetch_source(storage: Storage, source_id: str, now: float | None = None,
         source.last_success_at = now
         source.etag = result.headers.get("ETag") or source.etag
         source.last_modified = result.headers.get("Last-Modified") or source.last_modified
-    source.entry_count += len(new)
-    if not storage.catalog.finish_fetch(source, lease):
-        log.warning("fetcher: lease on %s was lost; its outcome was not written", source.url)
-    if new or first_fetch:  # a first fetch publishes the source's feed, even empty
-        storage.queues.send_render(["feed", f"s/{source.source_id}/feed"])
-    log.info("fetcher: %s -> %s, %d new, next in %ds (%s)%s", source.url,
-             result.status or "no response", len(new),
-             int((decision.next_check_at or now) - now), decision.reason,
-             f": {outcome.error}" if outcome.error else "")
-    return outcome
+    if result.status == 410:
+        source.enabled, source.status = False, "gone"
+        source.last_error = f"{outcome.error}; the source is disabled"
+    _follow_permanent_redirect(source, result, now, settings)
+    source.fetch_history = ([{"fetch_id": raw_ref["fetch_id"] if raw_ref else None,
+                              "at": rfc3339(now), "status": result.status,
+                              "outcome": outcome.error or source.status,
+                              "body_sha256": raw_ref["body_sha256"] if raw_ref else None}]
+                            + source.fetch_history)[:settings.fetch_history]
 
 
-def _ingest(storage: Storage, source: Source, result: FetchResult, raw_ref: dict | None,
-            now: float) -> tuple[FetchOutcome, list]:
-    if result.error:
-        return FetchOutcome(result.status, error=result.error, retry_after=result.retry_after), []
-    if result.not_modified or _same_validators(source, result):
-        return FetchOutcome(result.status, not_modified=True), []
-    parsed = parse_feed(result.body, result.url, result.headers.get("Content-Type"))
-    if parsed.error:
-        return FetchOutcome(result.status, error=parsed.error), []
-    entries = normalize_entries(parsed.entries, source.source_id, result.url, now)
-    for entry in entries:
-        entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
-    new = storage.catalog.upsert_entries(entries, now)
-    source.title = parsed.title or source.title
-    source.site_url = parsed.link or source.site_url
-    return FetchOutcome(result.status, new_entries=len(new), ttl_minutes=parsed.ttl_minutes), new
+def _follow_permanent_redirect(source: Source, result: FetchResult, now: float,
+                               settings: Settings) -> None:
+    target = result.permanent_redirect if result.error is None else None
+    if target is None:
+        source.redirect_url, source.redirect_count = None, 0
+        return
+    source.redirect_count = source.redirect_count + 1 if target == source.redirect_url else 1
+    source.redirect_url = target
+    if source.redirect_count >= settings.redirect_persistence:
+        log.info("fetcher: %s moved permanently to %s; the source now uses it", source.url, target)
+        source.url_changes = source.url_changes + [{"from": source.url, "to": target, "at": rfc3339(now)}]
+        source.url, source.redirect_url, source.redirect_count = target, None, 0
 
 
 def _same_validators(source: Source, result: FetchResult) -> bool:
@@ -81,6 +112,7 @@ def _same_validators(source: Source, result: FetchResult) -> bool:
 
 
 def _store_raw(storage: Storage, source: Source, result: FetchResult, now: float) -> dict:
+    """Every response is kept before it is parsed (seed 003 §4.5)."""
     record = {"feed_id": source.source_id, "fetched_at": rfc3339(now), "url": result.url,
               "http_status": result.status, "request_headers": result.request_headers,
               "response_headers": result.headers, "content_type": result.headers.get("Content-Type")}

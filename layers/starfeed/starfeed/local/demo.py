@@ -124,6 +124,12 @@ class DemoOrigin:
         threading.Thread(target=self._server.serve_forever, daemon=True, name="demo-origin").start()
 
     @property
+    def since(self) -> float:
+        """When the demo feeds began publishing: what their subscriptions date from, so that
+        seed 002's first-poll rule keeps their backlog."""
+        return self.start_time - 5 * max(f.every for f in FEEDS)
+
+    @property
     def feed_urls(self) -> list[str]:
         return [self.url + f.path for f in FEEDS]
 

@@ -114,7 +114,7 @@ def subscribe_initial_sources(storage: Storage) -> DemoOrigin | None:
                     "STARFEED_DEMO_PORT to keep one)", demo_port, demo.url)
     if not sources:
         for url in demo.feed_urls:
-            add_source(storage, url, now)
+            add_source(storage, url, demo.since)
         log.info("no sources yet: subscribed the demo origin's %d feeds at %s (add yours with "
                  "`starfeed source add URL`)", len(demo.feed_urls), demo.url)
     return demo

@@ -48,6 +48,7 @@ def build_models(settings: Settings):
         enabled = BooleanAttribute(default=True)
         polling = BooleanAttribute(default=True)
         collections = ListAttribute(of=UnicodeAttribute, default=list)
+        enforce_feed_domain = BooleanAttribute(default=False)
         etag = UnicodeAttribute(null=True)
         last_modified = UnicodeAttribute(null=True)
         status = UnicodeAttribute(default="new")
@@ -57,6 +58,10 @@ def build_models(settings: Settings):
         last_success_at = NumberAttribute(null=True)
         consecutive_failures = NumberAttribute(default=0)
         entry_count = NumberAttribute(default=0)
+        fetch_history = JSONAttribute(default=list)
+        redirect_url = UnicodeAttribute(null=True)
+        redirect_count = NumberAttribute(default=0)
+        url_changes = JSONAttribute(default=list)
         interval = NumberAttribute(default=0)
         reason = UnicodeAttribute(null=True)
         next_check_at = NumberAttribute(null=True)
@@ -93,6 +98,7 @@ def build_models(settings: Settings):
         seen_count = NumberAttribute(default=1)
         raw_refs = JSONAttribute(default=list)
         content_hash = UnicodeAttribute()
+        rewrite_count = NumberAttribute(default=0)  # times rewritten after a content change
         # Derived keys for ordering, and the TTL that lets old entries leave by themselves.
         sort_key = UnicodeAttribute()
         day = UnicodeAttribute()
@@ -179,11 +185,15 @@ class Catalog:
         return self._source(record)
 
     def finish_fetch(self, source: Source, lease: float | None) -> bool:
-        """Write the fetch's outcome and new schedule, releasing the lease only if still held."""
+        """Write the fetch's outcome and new schedule, releasing the lease only if still held.
+        The URL (a persistent permanent redirect) and enabled (410 Gone) are written too: the
+        lease makes this fetch the only writer of its source's state."""
         S = self.Source
         values = {name: getattr(source, name) for name in _SOURCE_FIELDS
-                  if name not in ("source_id", "url", "created_at", "collections", "kind",
-                                  "enabled", "polling", "locked_until")}
+                  if name not in ("source_id", "created_at", "collections", "kind", "polling",
+                                  "locked_until", "enforce_feed_domain")}
+        if source.enabled:
+            del values["enabled"]  # a fetch only ever disables (410); it never re-enables
         values.update(self._due_keys(source))
         actions = [getattr(S, name).remove() if value is None else getattr(S, name).set(value)
                    for name, value in values.items()]
@@ -215,30 +225,33 @@ class Catalog:
     # Entries ---------------------------------------------------------------------------------
 
     def upsert_entries(self, entries: list[Entry], now: float) -> list[Entry]:
-        """Store entries, deduplicated by (feed, entry_uid); returns the ones new to the store."""
+        """Store entries, deduplicated by (feed, entry_uid); returns the ones new to the store.
+        A stored entry is rewritten only when its content_hash changed, and at most
+        settings.max_rewrites times, so a feed that puts a clock in its content cannot churn."""
         if not entries:
             return []
         E = self.Entry
         feed_id = entries[0].feed_id
         existing = {r.entry_uid: r for r in E.batch_get(
             [(feed_id, e.entry_uid) for e in entries],
-            attributes_to_get=["entry_uid", "content_hash", "first_seen"])}
+            attributes_to_get=["entry_uid", "content_hash", "first_seen", "rewrite_count"])}
         new, changed = [], []
         for entry in entries:
             old = existing.get(entry.entry_uid)
             if old is None:
-                new.append(entry)
-            elif old.content_hash != entry.content_hash:
+                new.append((entry, 0))
+            elif old.content_hash != entry.content_hash and old.rewrite_count < self.settings.max_rewrites:
                 entry.first_seen = old.first_seen
-                changed.append(entry)
+                changed.append((entry, int(old.rewrite_count) + 1))
         with E.batch_write() as batch:
-            for entry in new + changed:
-                batch.save(self._entry_record(entry))
-        unchanged = [uid for uid in existing if uid not in {e.entry_uid for e in changed}]
+            for entry, rewrites in new + changed:
+                batch.save(self._entry_record(entry, rewrites))
+        rewritten = {e.entry_uid for e, _ in changed}
         seen = entries[0].last_seen
-        for uid in unchanged:
-            E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])
-        return new
+        for uid in existing:
+            if uid not in rewritten:
+                E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])
+        return [entry for entry, _ in new]
 
     def recent_entries(self, feed_id: str | None, limit: int, now: float | None = None) -> list[Entry]:
         """Newest first: one source's entries, or (feed_id None) every source's."""
@@ -257,10 +270,11 @@ class Catalog:
                     return out
         return out
 
-    def _entry_record(self, entry: Entry):
+    def _entry_record(self, entry: Entry, rewrites: int = 0):
         sort_time = entry.sort_time
         expires = calendar.timegm(time.strptime(sort_time, "%Y-%m-%dT%H:%M:%SZ"))
-        return self.Entry(**asdict(entry), sort_key=f"{sort_time}#{entry.entry_uid}",
+        return self.Entry(**asdict(entry), rewrite_count=rewrites,
+                          sort_key=f"{sort_time}#{entry.entry_uid}",
                           day=sort_time[:10],
                           expires_at=int(expires + self.settings.entry_retention_days * DAY))
 

@@ -1,0 +1,126 @@
+"""Issue 3's fetcher behaviours, through the local stack with real loopback origins."""
+
+import json
+import time
+
+from origin import Reply, rss
+from starfeed.cli import main
+from starfeed.fetch.job import fetch_source
+
+
+def subscribe(storage, url, **options):
+    from starfeed.sources import add_source
+
+    return add_source(storage, url, time.time() - 3600, **options)[0]
+
+
+def fetch_now(storage, source):
+    """One fetch as the fetcher runs it, whatever the schedule says."""
+    return fetch_source(storage, source.source_id)
+
+
+def test_410_disables_the_source_and_says_why(stack, storage, origin):
+    source = subscribe(storage, origin.serve("/gone.xml", Reply(410)))
+    fetch_now(storage, source)
+    stored = storage.catalog.get_source(source.source_id)
+    assert (stored.enabled, stored.status) == (False, "gone")
+    assert "410 Gone" in stored.last_error and "disabled" in stored.last_error
+    assert source.source_id not in storage.catalog.due_source_ids(time.time() + 10 ** 9)
+
+
+def test_a_permanent_redirect_that_persists_moves_the_source(stack, storage, origin):
+    origin.serve("/old.xml", Reply(301, headers={"Location": "/new.xml"}))
+    origin.serve("/new.xml", Reply(200, rss(("m", "Moved"))))
+    source = subscribe(storage, origin.url + "/old.xml")
+    for expected_url in (origin.url + "/old.xml", origin.url + "/old.xml", origin.url + "/new.xml"):
+        fetch_now(storage, source)
+        stored = storage.catalog.get_source(source.source_id)
+        assert stored.url == expected_url
+    assert stored.url_changes[0]["from"] == origin.url + "/old.xml"
+    assert storage.catalog.find_source_by_url(origin.url + "/new.xml").source_id == source.source_id
+
+
+def test_each_fetch_is_remembered_with_its_raw_payload(stack, storage, origin):
+    url = origin.serve("/h.xml", Reply(200, rss(("h", "H")), {"ETag": '"1"'}),
+                       Reply(304, headers={"ETag": '"1"'}), Reply(500))
+    source = subscribe(storage, url)
+    for _ in range(3):
+        fetch_now(storage, source)
+    history = storage.catalog.get_source(source.source_id).fetch_history
+    assert [h["status"] for h in history] == [500, 304, 200]  # newest first
+    assert history[2]["outcome"] == "ok" and history[0]["outcome"].startswith("HTTP 500")
+    s3, bucket = storage.client("s3"), storage.settings.raw_bucket
+    body = s3.get_object(Bucket=bucket, Key=f"bodies/{history[2]['body_sha256'][:2]}/{history[2]['body_sha256']}")
+    assert b"<title>H</title>" in body["Body"].read()
+
+
+def test_a_website_source_makes_an_entry_only_when_its_text_changes(stack, storage, origin):
+    page = b"<html><head><title>Notes</title><meta name='author' content='Ana'></head><body><article><p>First version.</p></article></body></html>"
+    changed = page.replace(b"First", b"Second")
+    url = origin.serve("/page", Reply(200, page, {"Content-Type": "text/html"}),
+                       Reply(200, page, {"Content-Type": "text/html"}),
+                       Reply(200, changed, {"Content-Type": "text/html"}))
+    source = subscribe(storage, url, kind="website")
+    counts = [fetch_now(storage, source).new_entries for _ in range(3)]
+    assert counts == [1, 0, 1]
+    entries = storage.catalog.recent_entries(source.source_id, 10)
+    assert {e.summary for e in entries} == {"First version.", "Second version."}
+    assert all(e.authors == [{"name": "Ana", "email": None, "uri": None}] for e in entries)
+
+
+def test_an_entry_is_rewritten_at_most_the_configured_number_of_times(stack, storage, origin):
+    def version(n):
+        return rss(("clock", f"It is {n} o'clock"))
+    url = origin.serve("/clock.xml", *[Reply(200, version(n)) for n in range(6)])
+    source = subscribe(storage, url)
+    limit = storage.settings.max_rewrites
+    object.__setattr__(storage.settings, "max_rewrites", 2)
+    try:
+        for _ in range(6):
+            fetch_now(storage, source)
+    finally:
+        object.__setattr__(storage.settings, "max_rewrites", limit)
+    (stored,) = storage.catalog.recent_entries(source.source_id, 10)
+    assert stored.title == "It is 2 o'clock"  # the first version and two rewrites
+    assert stored.seen_count == 4  # the later fetches still count as sightings
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_inspect_prints_one_json_object_per_entry_and_the_summary_on_stderr(capsys, origin, monkeypatch):
+    monkeypatch.setenv("STARFEED_ALLOW_PRIVATE_NETWORKS", "127.0.0.0/8")
+    url = origin.serve("/i.xml", Reply(200, rss(("i1", "One"), ("i2", "Two"), newest=time.time() + 60)))
+    code, out, err = run(capsys, "inspect", "--json", url)
+    assert code == 0
+    entries = [json.loads(line) for line in out.splitlines()]
+    assert [e["title"] for e in entries] == ["One", "Two"]
+    assert {"entry_uid", "feed_id", "canonical_link", "content_hash", "first_seen"} <= set(entries[0])
+    assert "http:     200" in err and "format:   rss20" in err and "entries:  2 kept of 2" in err
+    assert origin.hits("/i.xml")  # fetched, but nothing stored: no stack is needed at all
+
+
+def test_inspect_fails_with_one_line_and_never_a_traceback(capsys, origin, monkeypatch):
+    monkeypatch.delenv("STARFEED_ALLOW_PRIVATE_NETWORKS", raising=False)
+    code, out, err = run(capsys, "inspect", origin.url + "/x.xml")
+    assert code == 1 and out == "" and len(err.strip().splitlines()) == 1 and "refused" in err
+    assert origin.requests == []
+    code, _, err = run(capsys, "inspect", "/no/such/file.xml")
+    assert code == 1 and "Traceback" not in err
+
+
+def test_source_add_on_an_html_page_subscribes_to_the_feed_it_announces(stack, capsys, origin, monkeypatch):
+    monkeypatch.setenv("STARFEED_ALLOW_PRIVATE_NETWORKS", "127.0.0.0/8")
+    origin.serve("/blog/", Reply(200, b'<html><head><link rel="alternate" type="application/atom+xml" '
+                                      b'href="/blog/atom.xml"><link rel="alternate" type="application/rss+xml" '
+                                      b'href="/blog/rss.xml"></head><body>hi</body></html>',
+                                 {"Content-Type": "text/html"}))
+    code, out, _ = run(capsys, "source", "add", origin.url + "/blog/", "--pick")
+    assert code == 0 and "1. atom" in out and "2. rss" in out and "added" not in out
+    code, out, _ = run(capsys, "source", "add", origin.url + "/blog/", "--pick", "2")
+    assert code == 0 and f"{origin.url}/blog/rss.xml" in out.splitlines()[-2]
+    code, out, _ = run(capsys, "source", "add", origin.url + "/blog/")
+    assert code == 0 and f"added" in out and f"{origin.url}/blog/atom.xml" in out
