@@ -25,6 +25,7 @@ validate: $(SAM_VENV)/.installed
 	$(SAM) validate --lint
 
 bench: $(VENV)/.installed
+	$(BIN)/python -m starfeed.bench.ingest
 	$(BIN)/python -m starfeed.bench.snapshot
 
 $(VENV)/.installed: pyproject.toml layers/starfeed/requirements.txt

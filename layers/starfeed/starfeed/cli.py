@@ -62,15 +62,62 @@ def connect(stack_name: str | None):
 def _source_add(args) -> None:
     from starfeed.sources import BadSource, add_source
 
+    url = args.url if args.website else _discover(args.url, args.pick)
+    if url is None:
+        return
     storage = connect(args.stack)
     try:
-        source, created = add_source(storage, args.url, time.time(), args.collection)
+        source, created = add_source(storage, url, time.time(), args.collection,
+                                     kind="website" if args.website else "feed",
+                                     enforce_feed_domain=args.enforce_domain)
     except BadSource as exc:
         raise CliError(str(exc)) from None
     verb = "added" if created else "already subscribed:"
     print(f"{verb} {source.source_id} {source.url}")
     if created:
         print("it is due now: the next scheduler run fetches it")
+
+
+def _discover(url: str, pick: int | None) -> str | None:
+    """The feed to subscribe to: the URL itself, or a feed its HTML page announces."""
+    from starfeed.fetch.http import fetch
+    from starfeed.parse.html import discover_feeds, looks_like_html
+
+    result = fetch(url, Settings.from_env())
+    if result.error or not looks_like_html(result.body, result.headers.get("Content-Type")):
+        return url  # a feed, or a failure the fetcher will record with its reason
+    feeds = discover_feeds(result.body, result.url)
+    if not feeds:
+        raise CliError(f"{url} is an HTML page that announces no feed; "
+                       "subscribe with --website to follow its main article")
+    if pick is None and len(feeds) > 1 or pick == 0:
+        for n, feed in enumerate(feeds, start=1):
+            print(f"{n}. {feed.kind:4} {feed.url}" + (f"  ({feed.title})" if feed.title else ""))
+        if pick == 0:
+            return None
+        print(f"subscribing to the first; choose another with --pick N (1-{len(feeds)})")
+    index = (pick or 1) - 1
+    if not 0 <= index < len(feeds):
+        raise CliError(f"--pick {pick}: the page announces {len(feeds)} feed(s)")
+    return feeds[index].url
+
+
+def _inspect(args) -> int:
+    from starfeed.inspect import entry_lines, inspect, summary_lines
+
+    inspection = inspect(args.target, Settings.from_env(), website=args.website)
+    if inspection.error:
+        print(f"starfeed: {args.target}: {inspection.error}", file=sys.stderr)
+        return 1
+    if args.json:
+        for line in entry_lines(inspection):
+            print(line)
+    else:
+        for entry in inspection.ingested.entries:
+            print(f"{entry.sort_time}  {_clip(entry.title or '(untitled)', 60)}  {entry.canonical_link or ''}")
+    for line in summary_lines(inspection):
+        print(line, file=sys.stderr)
+    return 0
 
 
 def _source_list(args) -> None:
@@ -144,6 +191,12 @@ def _parser() -> argparse.ArgumentParser:
     add = source.add_parser("add", help="subscribe to a feed URL")
     add.add_argument("url")
     add.add_argument("--collection", action="append", help="put the source in a collection (repeatable)")
+    add.add_argument("--pick", type=int, metavar="N", nargs="?", const=0,
+                     help="for an HTML page: list the feeds it announces (no N), or take the Nth")
+    add.add_argument("--website", action="store_true",
+                     help="follow the page's main article instead of a feed (seed 002)")
+    add.add_argument("--enforce-domain", action="store_true",
+                     help="drop items that link off the feed's host (seed 004; off by default)")
     add.set_defaults(action=_source_add)
     listing = source.add_parser("list", help="every source with its status and schedule")
     listing.add_argument("--json", action="store_true", help="one JSON array instead of a table")
@@ -151,6 +204,14 @@ def _parser() -> argparse.ArgumentParser:
     remove = source.add_parser("remove", help="unsubscribe")
     remove.add_argument("id")
     remove.set_defaults(action=_source_remove)
+
+    inspect = commands.add_parser("inspect", help="fetch and parse a feed as the fetcher would, "
+                                  "storing nothing")
+    inspect.add_argument("target", metavar="URL|FILE")
+    inspect.add_argument("--json", action="store_true",
+                         help="one JSON object per entry on stdout; the summary on stderr")
+    inspect.add_argument("--website", action="store_true", help="read it as a website source")
+    inspect.set_defaults(action=_inspect)
 
     opml = commands.add_parser("opml", help="OPML import").add_subparsers(dest="verb", required=True)
     imp = opml.add_parser("import", help="subscribe to every feed in an OPML file")
