@@ -103,6 +103,16 @@ def test_inspect_prints_one_json_object_per_entry_and_the_summary_on_stderr(caps
     assert origin.hits("/i.xml")  # fetched, but nothing stored: no stack is needed at all
 
 
+def test_inspect_explains_filtered_entries_and_all_shows_them(capsys, origin, monkeypatch):
+    monkeypatch.setenv("STARFEED_ALLOW_PRIVATE_NETWORKS", "127.0.0.0/8")
+    url = origin.serve("/old.xml", Reply(200, rss(("o1", "Old one"), ("o2", "Old two"))))
+    code, out, err = run(capsys, "inspect", "--json", url)
+    assert (code, out) == (0, "")
+    assert "dropped:  2 published before the source was added" in err and "--all" in err
+    code, out, _ = run(capsys, "inspect", "--json", "--all", url)
+    assert [json.loads(line)["entry_uid"] for line in out.splitlines()] == ["o1", "o2"]
+
+
 def test_inspect_fails_with_one_line_and_never_a_traceback(capsys, origin, monkeypatch):
     monkeypatch.delenv("STARFEED_ALLOW_PRIVATE_NETWORKS", raising=False)
     code, out, err = run(capsys, "inspect", origin.url + "/x.xml")

@@ -105,7 +105,7 @@ def _discover(url: str, pick: int | None) -> str | None:
 def _inspect(args) -> int:
     from starfeed.inspect import entry_lines, inspect, summary_lines
 
-    inspection = inspect(args.target, Settings.from_env(), website=args.website)
+    inspection = inspect(args.target, Settings.from_env(), website=args.website, unfiltered=args.all)
     if inspection.error:
         print(f"starfeed: {args.target}: {inspection.error}", file=sys.stderr)
         return 1
@@ -211,6 +211,8 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--json", action="store_true",
                          help="one JSON object per entry on stdout; the summary on stderr")
     inspect.add_argument("--website", action="store_true", help="read it as a website source")
+    inspect.add_argument("--all", action="store_true",
+                         help="every parsed entry, without the filters a new source applies")
     inspect.set_defaults(action=_inspect)
 
     opml = commands.add_parser("opml", help="OPML import").add_subparsers(dest="verb", required=True)

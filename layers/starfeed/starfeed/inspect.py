@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import mimetypes
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from starfeed.fetch.http import fetch
@@ -34,8 +34,9 @@ class Inspection:
         return self.ingested.error
 
 
-def inspect(target: str, settings: Settings, *, website: bool = False,
+def inspect(target: str, settings: Settings, *, website: bool = False, unfiltered: bool = False,
             now: float | None = None) -> Inspection:
+    """As for a new source; unfiltered keeps every parsed entry (no age or domain filters)."""
     now = time.time() if now is None else now
     path = Path(target)
     if "://" not in target and path.exists():
@@ -55,6 +56,9 @@ def inspect(target: str, settings: Settings, *, website: bool = False,
     # As for a new source: created now, never polled, with the default settings.
     source = Source(source_id=source_id_for(target), url=url, created_at=now,
                     kind="website" if website else "feed")
+    if unfiltered:
+        source.created_at, source.last_success_at = 0.0, now
+        settings = replace(settings, max_article_age_days=10 ** 6)
     started = time.process_time()
     ingested = ingest(body, url, content_type, source, now, settings)
     return Inspection(target, ingested, status, fetch_seconds, time.process_time() - started,
@@ -76,6 +80,9 @@ def summary_lines(inspection: Inspection) -> list[str]:
                  f" in {inspection.parse_seconds * 1000:.1f} ms CPU")
     for reason, count in ingested.dropped.items():
         lines.append(f"dropped:  {count} {reason}")
+    if ingested.parsed_count and not ingested.entries:
+        lines.append("note:     a new subscription would show none of these yet; "
+                     "--all prints every parsed entry")
     for warning in inspection.warnings:
         lines.append(f"warning:  {warning}")
     return lines
