@@ -134,3 +134,17 @@ def test_source_add_on_an_html_page_subscribes_to_the_feed_it_announces(stack, c
     assert code == 0 and f"{origin.url}/blog/rss.xml" in out.splitlines()[-2]
     code, out, _ = run(capsys, "source", "add", origin.url + "/blog/")
     assert code == 0 and f"added" in out and f"{origin.url}/blog/atom.xml" in out
+
+
+def test_a_200_with_the_validator_already_held_counts_as_unmodified(stack, storage, origin):
+    first = rss(("s1", "Same"))
+    changed_but_same_etag = rss(("s1", "Same"), ("s2", "Would be new"))
+    url = origin.serve("/same.xml", Reply(200, first, {"ETag": '"same"'}),
+                       Reply(200, changed_but_same_etag, {"ETag": '"same"'}))
+    source = subscribe(storage, url)
+    assert fetch_now(storage, source).new_entries == 1
+    outcome = fetch_now(storage, source)
+    assert outcome.not_modified and outcome.new_entries == 0
+    stored = storage.catalog.get_source(source.source_id)
+    assert stored.status == "not-modified" and stored.reason == "not-modified"
+    assert len(storage.catalog.recent_entries(source.source_id, 10)) == 1  # nothing parsed
