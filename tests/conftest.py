@@ -54,6 +54,20 @@ def load_event(name: str) -> dict:
     return json.loads((ROOT / "events" / name).read_text())
 
 
+def body_of(response: dict) -> str:
+    """The response body as a client reads it: base64 decoded, and gunzipped if gzipped."""
+    import base64
+    import gzip
+
+    body = response.get("body") or ""
+    if not response.get("isBase64Encoded"):
+        return body
+    data = base64.b64decode(body)
+    if (response.get("headers") or {}).get("Content-Encoding") == "gzip":
+        data = gzip.decompress(data)
+    return data.decode()
+
+
 def http_get(stack, path: str, headers: dict | None = None) -> dict:
     """Invoke the api function with an API Gateway HTTP API v2 event, as API Gateway would."""
     from starfeed.local.http_bridge import http_api_event

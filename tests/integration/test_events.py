@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import feedparser
-from conftest import ROOT, load_event
+from conftest import ROOT, body_of, load_event
 
 from origin import Reply, rss
 from starfeed.model import Source
@@ -45,12 +45,12 @@ def test_fetcher_event_then_renderer_event_then_api_event(stack, storage, origin
         {"batchItemFailures": []}
     one = stack.functions["ApiFunction"].invoke(
         {**load_event("api.json"), "rawPath": "/s/e0e0e0e0e001/feed.xml"})
-    assert [e.title for e in feedparser.parse(one["body"]).entries] == ["Event item 1"]
+    assert [e.title for e in feedparser.parse(body_of(one)).entries] == ["Event item 1"]
 
     response = stack.functions["ApiFunction"].invoke(load_event("api.json"))
     assert response["statusCode"] == 200
     assert response["headers"]["Content-Type"].startswith("application/atom+xml")
-    assert "Event item 1" in {e.title for e in feedparser.parse(response["body"]).entries}
+    assert "Event item 1" in {e.title for e in feedparser.parse(body_of(response)).entries}
 
 
 def test_a_failed_record_holds_back_the_rest_of_its_host_group_only(stack, storage, origin):

@@ -4,7 +4,7 @@ import json
 import time
 
 import feedparser
-from conftest import http_get
+from conftest import body_of, http_get
 
 from origin import Reply, rss
 from starfeed.model import Source
@@ -20,7 +20,7 @@ def subscribe(storage, url):
 
 def feed_of(response) -> feedparser.FeedParserDict:
     assert response["statusCode"] == 200, response
-    return feedparser.parse(response["body"])
+    return feedparser.parse(body_of(response))
 
 
 def make_due(storage, source_id):
@@ -46,14 +46,14 @@ def test_a_new_source_is_fetched_rendered_and_served(stack, storage, origin):
     atom = http_get(stack, "/feed", {"accept": "application/atom+xml"})
     assert atom["headers"]["Content-Type"].startswith("application/atom+xml")
     assert atom["headers"]["Vary"] == "Accept"
-    assert feedparser.parse(atom["body"]).version == "atom10"
+    assert feedparser.parse(body_of(atom)).version == "atom10"
     as_json = http_get(stack, "/feed.json")
     assert as_json["headers"]["Content-Type"].startswith("application/feed+json")
-    assert {"Alpha", "Beta"} <= {i["title"] for i in json.loads(as_json["body"])["items"]}
+    assert {"Alpha", "Beta"} <= {i["title"] for i in json.loads(body_of(as_json))["items"]}
     rss_default = http_get(stack, "/feed")
     assert rss_default["headers"]["Content-Type"].startswith("application/rss+xml")
     page = http_get(stack, "/")
-    assert page["headers"]["Content-Type"].startswith("text/html") and "Alpha" in page["body"]
+    assert page["headers"]["Content-Type"].startswith("text/html") and "Alpha" in body_of(page)
     assert http_get(stack, "/healthz")["statusCode"] == 200
 
     stored = storage.catalog.get_source(source.source_id)
@@ -146,9 +146,9 @@ def test_bad_requests_get_a_short_4xx(stack):
                          ("/feed.xml/extra", 404)):
         response = http_get(stack, path)
         assert response["statusCode"] == status, path
-        assert len(response["body"]) < 200
+        assert len(body_of(response)) < 200
     refused = http_get(stack, "/feed", {"accept": "application/rss+xml;q=0"})
-    assert refused["statusCode"] == 406 and "application/atom+xml" in refused["body"]
+    assert refused["statusCode"] == 406 and "application/atom+xml" in body_of(refused)
     huge = http_get(stack, "/feed", {"accept": "x/y," * 3000})
     assert huge["statusCode"] == 400
 

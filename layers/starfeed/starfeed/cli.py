@@ -9,11 +9,13 @@ import sys
 import time
 from pathlib import Path
 
+from starfeed.render.job import targets_for
 from starfeed.settings import Settings
 
 OUTPUT_SETTINGS = {"SourcesTableName": "SOURCES_TABLE", "EntriesTableName": "ENTRIES_TABLE",
-                   "FeedsBucketName": "FEEDS_BUCKET", "RawBucketName": "RAW_BUCKET",
-                   "FetchQueueUrl": "FETCH_QUEUE_URL"}
+                   "CollectionsTableName": "COLLECTIONS_TABLE", "FeedsBucketName": "FEEDS_BUCKET",
+                   "RawBucketName": "RAW_BUCKET", "FetchQueueUrl": "FETCH_QUEUE_URL",
+                   "RenderQueueUrl": "RENDER_QUEUE_URL"}
 
 
 class CliError(Exception):
@@ -141,8 +143,12 @@ def _source_list(args) -> None:
 
 
 def _source_remove(args) -> None:
-    if not connect(args.stack).catalog.delete_source(args.id):
+    storage = connect(args.stack)
+    source = storage.catalog.get_source(args.id)
+    if source is None or not storage.catalog.delete_source(args.id):
         raise CliError(f"no source with id {args.id}: see `starfeed source list`")
+    if storage.settings.render_queue_url:  # the aggregate and collections drop its entries
+        storage.queues.send_render([t for t in targets_for(source) if not t.startswith("s/")])
     print(f"removed {args.id} (its entries expire with their TTL)")
 
 

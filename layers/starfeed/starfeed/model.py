@@ -16,6 +16,21 @@ def host_of(url: str) -> str:
     return (urlsplit(url).hostname or "").lower()
 
 
+# Second-level labels under which sites register (example.co.uk, example.com.au).
+_SHORT_SLDS = {"co", "com", "org", "net", "ac", "gov", "edu", "ne", "or", "go"}
+
+
+def root_domain_of(url: str) -> str:
+    """Seed 004's site key: the registrable domain, approximated as the last two labels of the
+    host (three under co.uk-style suffixes); an IP address stands for itself."""
+    host = host_of(url)
+    labels = host.split(".")
+    if host.replace(".", "").isdigit() or ":" in host or len(labels) <= 2:
+        return host
+    keep = 3 if len(labels[-1]) == 2 and labels[-2] in _SHORT_SLDS else 2
+    return ".".join(labels[-keep:])
+
+
 @dataclass
 class Source:
     source_id: str
@@ -27,6 +42,7 @@ class Source:
     enabled: bool = True
     polling: bool = True
     collections: list[str] = field(default_factory=list)
+    root_domain: str | None = None  # seed 004's site key; the catalog derives it from the URL
     # Seed 004: drop items whose link leaves the feed's host. Off by default: link blogs,
     # aggregators and feed proxies rightly link elsewhere.
     enforce_feed_domain: bool = False

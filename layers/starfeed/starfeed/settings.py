@@ -18,6 +18,7 @@ def _flag(value: str) -> bool:
 class Settings:
     sources_table: str = "starfeed-sources"
     entries_table: str = "starfeed-entries"
+    collections_table: str = "starfeed-collections"
     feeds_bucket: str = "starfeed-feeds"
     raw_bucket: str = "starfeed-raw"
     fetch_queue_url: str = ""
@@ -53,6 +54,7 @@ class Settings:
     entry_retention_days: int = 30
     feed_item_limit: int = 50
     cache_max_age: int = 300
+    api_cache_ttl: float = 30.0  # seconds a warm api function serves an object before revalidating
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
@@ -81,6 +83,7 @@ class Settings:
 _RESOURCE_ENV = {
     "sources_table": "SOURCES_TABLE",
     "entries_table": "ENTRIES_TABLE",
+    "collections_table": "COLLECTIONS_TABLE",
     "feeds_bucket": "FEEDS_BUCKET",
     "raw_bucket": "RAW_BUCKET",
     "fetch_queue_url": "FETCH_QUEUE_URL",

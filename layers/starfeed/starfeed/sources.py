@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from starfeed.model import Source, source_id_for
+from starfeed.model import Source, root_domain_of, source_id_for
 from starfeed.store import Storage
 
 
 class BadSource(ValueError):
     pass
+
+
+COLLECTION_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 def new_source(url: str, now: float, collections: list[str] | None = None, *, kind: str = "feed",
@@ -20,9 +24,12 @@ def new_source(url: str, now: float, collections: list[str] | None = None, *, ki
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BadSource(f"not an http(s) URL: {url!r}")
+    for collection in collections or []:
+        if not COLLECTION_NAME.fullmatch(collection):
+            raise BadSource(f"collection names are lower-case letters, digits, - and _: {collection!r}")
     # Due at once: the next scheduler run fetches it.
     return Source(source_id=source_id_for(url), url=url, created_at=now, next_check_at=now,
-                  collections=list(collections or []), kind=kind,
+                  collections=list(collections or []), kind=kind, root_domain=root_domain_of(url),
                   enforce_feed_domain=enforce_feed_domain)
 
 
@@ -31,6 +38,8 @@ def add_source(storage: Storage, url: str, now: float, collections: list[str] | 
     """Returns the source and whether it is new (adding a URL twice finds the first)."""
     source = new_source(url, now, collections, **options)
     if storage.catalog.add_source(source):
+        for collection in source.collections:
+            storage.catalog.join_collection(collection, source.source_id)
         return source, True
     return storage.catalog.get_source(source.source_id) or source, False
 

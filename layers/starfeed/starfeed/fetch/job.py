@@ -12,6 +12,7 @@ from starfeed.fetch.http import FetchResult, fetch
 from starfeed.model import FetchOutcome, Source
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.normalize import rfc3339
+from starfeed.render.job import targets_for
 from starfeed.schedule.decide import decide
 from starfeed.settings import Settings
 from starfeed.store import Storage
@@ -46,7 +47,7 @@ def fetch_source(storage: Storage, source_id: str, now: float | None = None,
     if not storage.catalog.finish_fetch(source, lease):
         log.warning("fetcher: lease on %s was lost; its outcome was not written", source.url)
     if new or first_fetch:  # a first fetch publishes the source's feed, even empty
-        storage.queues.send_render(["feed", f"s/{source.source_id}/feed"])
+        storage.queues.send_render(targets_for(source))
     log.info("fetcher: %s -> %s, %d new, next %s (%s)%s", source.url,
              result.status or "no response", len(new),
              f"in {int(source.next_check_at - now)}s" if source.next_check_at else "never",

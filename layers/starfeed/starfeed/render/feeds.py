@@ -10,14 +10,8 @@ from datetime import datetime, timezone
 from feedgen.feed import FeedGenerator
 
 from starfeed import PROJECT_URL, __version__
+from starfeed.formats import FORMATS
 from starfeed.model import Entry
-
-FORMATS = {
-    # format: (file extension, Content-Type)
-    "rss": ("xml", "application/rss+xml; charset=utf-8"),
-    "atom": ("atom", "application/atom+xml; charset=utf-8"),
-    "json": ("json", "application/feed+json; charset=utf-8"),
-}
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ only plain-text summaries appear, so nothing a feed sends can become live markup
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 
 from starfeed.model import Entry
@@ -17,6 +17,7 @@ _STYLE = """
 main{max-width:46rem;margin:0 auto;padding:1rem}
 header{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:baseline;border-bottom:1px solid var(--line)}
 header h1{margin:.5rem 0;font-size:1.5rem}nav a{margin-right:.75rem}
+nav.collections{flex-basis:100%;font-size:.9rem;color:var(--muted);padding-bottom:.5rem}
 a{color:var(--accent)}ol{list-style:none;margin:0;padding:0}
 li{padding:.9rem 0;border-bottom:1px solid var(--line)}
 li h2{font-size:1.05rem;margin:0 0 .2rem;overflow-wrap:anywhere}
@@ -29,6 +30,7 @@ li h2{font-size:1.05rem;margin:0 0 .2rem;overflow-wrap:anywhere}
 class IndexPage:
     title: str
     feed_path: str  # e.g. "/feed": the page links its .xml, .atom and .json forms
+    collections: dict[str, int] = field(default_factory=dict)  # name -> sources, for navigation
 
 
 def render_index(page: IndexPage, entries: list[Entry], source_titles: dict[str, str],
@@ -47,7 +49,8 @@ def render_index(page: IndexPage, entries: list[Entry], source_titles: dict[str,
 <style>{_STYLE}</style></head>
 <body><main>
 <header><h1>{escape(page.title)}</h1>
-<nav><a href="{feed}.xml">RSS</a><a href="{feed}.atom">Atom</a><a href="{feed}.json">JSON Feed</a></nav></header>
+<nav><a href="{feed}.xml">RSS</a><a href="{feed}.atom">Atom</a><a href="{feed}.json">JSON Feed</a>\
+<a href="/opml.xml">OPML</a><a href="/stats">Stats</a></nav>{_collections_nav(page)}</header>
 <ol>
 {items}
 </ol>
@@ -55,6 +58,14 @@ def render_index(page: IndexPage, entries: list[Entry], source_titles: dict[str,
 </main></body></html>
 """
     return html.encode()
+
+
+def _collections_nav(page: IndexPage) -> str:
+    if not page.collections:
+        return ""
+    links = "".join(f'<a href="/c/{escape(name)}/">{escape(name)}</a> ({count}) '
+                    for name, count in page.collections.items())
+    return f'<nav class="collections"><a href="/">all</a> {links}</nav>'
 
 
 def _item(entry: Entry, source_title: str) -> str:

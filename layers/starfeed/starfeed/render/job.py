@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from starfeed.model import Source
+from starfeed.model import Entry, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.render.feeds import FORMATS, FeedMeta, render
 from starfeed.render.html import IndexPage, render_index
@@ -17,38 +17,53 @@ AGGREGATE = "feed"
 
 
 def render_targets(storage: Storage, targets: list[str], now: float | None = None) -> list[str]:
-    """targets are feed paths: "feed" (all sources) or "s/<source_id>/feed"."""
+    """targets are feed paths: "feed" (all sources), "c/<collection>/feed", "s/<source_id>/feed"."""
     now = time.time() if now is None else now
+    limit = storage.settings.feed_item_limit
+    base = storage.settings.public_url
     rendered = []
     for target in sorted(set(targets)):
+        kind, _, name = target.rpartition("/feed")[0].partition("/")
         if target == AGGREGATE:
-            entries = storage.catalog.recent_entries(None, storage.settings.feed_item_limit, now)
-            base = storage.settings.public_url
-            meta = FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base, base)
-            # Only the sources this page shows are read, however many there are.
-            sources = storage.catalog.get_sources({e.feed_id for e in entries})
-            titles = {i: s.title or s.url for i, s in sources.items()}
-            page = render_index(IndexPage(meta.title, "/feed"), entries, titles, rfc3339(now))
-            storage.blobs.put_feed("index.html", page, "text/html; charset=utf-8")
-        else:
-            source = _source_of(storage, target)
-            if source is None:
-                log.info("renderer: %s names no source; skipped", target)
-                continue
-            entries = storage.catalog.recent_entries(source.source_id,
-                                                     storage.settings.feed_item_limit, now)
+            entries = _of_existing_sources(storage, storage.catalog.recent_entries(None, limit, now))
+            meta = FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base)
+            _render_index(storage, meta, "", entries, now)
+        elif kind == "c" and name:
+            entries = _of_existing_sources(
+                storage, storage.catalog.recent_entries_of(storage.catalog.sources_in(name), limit))
+            meta = FeedMeta(target, f"starfeed: {name}", f"The {name} collection",
+                            f"{base}/c/{name}/", base)
+            _render_index(storage, meta, f"c/{name}/", entries, now)
+        elif kind == "s" and name and (source := storage.catalog.get_source(name)) is not None:
+            entries = storage.catalog.recent_entries(source.source_id, limit, now)
             meta = FeedMeta(target, source.title or source.url, f"Entries from {source.url}",
-                            source.site_url or source.url, storage.settings.public_url)
+                            source.site_url or source.url, base)
+        else:
+            log.info("renderer: %s names nothing to render; skipped", target)
+            continue
         for fmt, (extension, content_type) in FORMATS.items():
             storage.blobs.put_feed(f"{target}.{extension}", render(fmt, meta, entries, now),
-                                   content_type)
+                                   content_type, rendered_at=now)
         rendered.append(target)
         log.info("renderer: %s with %d entries", target, len(entries))
     return rendered
 
 
-def _source_of(storage: Storage, target: str) -> Source | None:
-    parts = target.split("/")
-    if len(parts) != 3 or parts[0] != "s" or parts[2] != "feed":
-        return None
-    return storage.catalog.get_source(parts[1])
+def _of_existing_sources(storage: Storage, entries: list[Entry]) -> list[Entry]:
+    """A removed source's entries stay stored until their TTL; they leave the feeds at once."""
+    sources = storage.catalog.get_sources({e.feed_id for e in entries})
+    return [e for e in entries if e.feed_id in sources]
+
+
+def targets_for(source: Source) -> list[str]:
+    """The feeds a source's new entries appear in."""
+    return ["feed", f"s/{source.source_id}/feed", *(f"c/{c}/feed" for c in source.collections)]
+
+
+def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[Entry], now: float) -> None:
+    # Only the sources this page shows are read, however many there are.
+    sources = storage.catalog.get_sources({e.feed_id for e in entries})
+    titles = {i: s.title or s.url for i, s in sources.items()}
+    page = render_index(IndexPage(meta.title, f"/{meta.feed_id}", storage.catalog.collections()),
+                        entries, titles, rfc3339(now))
+    storage.blobs.put_feed(f"{prefix}index.html", page, "text/html; charset=utf-8", rendered_at=now)

@@ -1,41 +1,46 @@
-"""The api function's routes: pre-rendered objects from S3, negotiated and cached per HTTP."""
+"""The api function's routes: rendered objects from S3 through an in-process cache, negotiated
+and answered per HTTP caching rules; OPML, lookups and the health check."""
 
 from __future__ import annotations
 
 import email.utils
+import json
 import re
+import time
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
-from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
-from starfeed.render.feeds import FORMATS
+from starfeed.formats import EXTENSIONS, FORMATS
+from starfeed.serve.cache import FeedCache
 from starfeed.serve.negotiate import OFFERED, BadAccept, NotAcceptable, negotiate
 from starfeed.store import Storage
-from starfeed.store.blobs import NotModified
+from starfeed.store.blobs import FeedObject
 
-EXTENSIONS = {extension: fmt for fmt, (extension, _) in FORMATS.items()}
 _SOURCE_ID = re.compile(r"^[0-9a-f]{6,64}$")
+_COLLECTION = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+SITE_ITEMS = 50
+OPML_TYPE = "text/x-opml; charset=utf-8"
 
 
-def build_app(storage: Storage) -> APIGatewayHttpResolver:
+def build_app(storage: Storage, cache: FeedCache | None = None) -> APIGatewayHttpResolver:
     app = APIGatewayHttpResolver()
+    cache = cache or FeedCache(ttl=storage.settings.api_cache_ttl)
 
     def header(name: str) -> str | None:
         return app.current_event.headers.get(name.lower())
 
-    def serve_object(key: str, vary: bool = False) -> Response:
-        extra = {"Vary": "Accept"} if vary else {}
-        try:
-            obj = storage.blobs.get_feed(key, if_none_match=header("If-None-Match"))
-        except NotModified:
-            return Response(304, headers={**extra, "ETag": header("If-None-Match")})
+    def load(key: str) -> tuple[FeedObject | None, bool]:
+        return cache.get(key, lambda etag: storage.blobs.get_feed(key, if_none_match=etag))
+
+    def serve_object(key: str, negotiated: bool = False) -> Response:
+        obj, hit = load(key)
+        vary = {"Vary": "Accept"} if negotiated else {}
         if obj is None:
-            return text(404, f"{key} has not been built yet: its source is new or unknown\n")
-        headers = {**extra, "ETag": obj.etag,
+            return text(404, f"/{key} has not been built yet: its source is new or unknown\n", vary)
+        headers = {**vary, "ETag": obj.etag, "X-Cache": "HIT" if hit else "MISS",
                    "Last-Modified": email.utils.formatdate(obj.last_modified, usegmt=True),
-                   "Cache-Control": obj.cache_control or f"max-age={storage.settings.cache_max_age}"}
-        since = _http_date(header("If-Modified-Since"))
-        if header("If-None-Match") is None and since is not None and int(obj.last_modified) <= since:
+                   "Cache-Control": obj.cache_control or f"public, max-age={storage.settings.cache_max_age}"}
+        if not_modified(obj, header("If-None-Match"), header("If-Modified-Since")):
             return Response(304, headers=headers)
         return Response(200, obj.content_type, obj.body.decode("utf-8"), headers)
 
@@ -44,15 +49,15 @@ def build_app(storage: Storage) -> APIGatewayHttpResolver:
             try:
                 fmt = negotiate(header("Accept"))
             except NotAcceptable:
-                return text(406, "Not Acceptable. Offered: " + ", ".join(OFFERED) + "\n", vary=True)
+                return text(406, "Not Acceptable. Offered: " + ", ".join(OFFERED) + "\n", {"Vary": "Accept"})
             except BadAccept as exc:
                 return text(400, f"{exc}\n")
-            return serve_object(f"{path}.{FORMATS[fmt][0]}", vary=True)
+            return serve_object(f"{path}.{FORMATS[fmt][0]}", negotiated=True)
         if extension not in EXTENSIONS:
             return text(404, f"unknown feed format .{extension}: use .xml, .atom or .json\n")
         return serve_object(f"{path}.{extension}")
 
-    @app.get("/")
+    @app.get("/", compress=True)
     def index():
         return serve_object("index.html")
 
@@ -62,29 +67,111 @@ def build_app(storage: Storage) -> APIGatewayHttpResolver:
             return text(503, "starting: the first feed has not been rendered yet\n")
         return text(200, "ok\n")
 
-    @app.get("/<filename>")
-    def aggregate(filename: str):
-        name, _, extension = filename.partition(".")
-        if name != "feed":
-            raise NotFoundError
-        return serve_feed("feed", extension or None)
+    @app.get("/rss", compress=True)
+    def by_url():
+        """Seed 004's proxy: one source's RSS by the source's own URL."""
+        url = app.current_event.get_query_string_value("url")
+        if not url or not url.startswith(("http://", "https://")):
+            return text(400, "expected /rss?url=ENCODED_FEED_URL (an http or https URL)\n")
+        source = storage.catalog.find_source_by_url(url)
+        if source is None:
+            return text(404, "no source with this URL: subscribe with `starfeed source add`\n")
+        if not source.enabled:
+            return text(403, "this source is disabled\n")
+        return serve_object(f"s/{source.source_id}/feed.xml")
 
-    @app.get("/s/<source_id>/<filename>")
+    @app.get("/opml.xml", compress=True)
+    def opml_published():
+        from starfeed.serve.opml import published_opml
+
+        body = published_opml(storage.settings.public_url, storage.catalog.list_sources(),
+                              storage.catalog.collections(), time.time())
+        return Response(200, OPML_TYPE, body.decode(), {"Cache-Control": "public, max-age=300"})
+
+    @app.get("/subscriptions.opml", compress=True)
+    def opml_subscriptions():
+        from starfeed.serve.opml import subscriptions_opml
+
+        body = subscriptions_opml(storage.catalog.list_sources(), time.time())
+        return Response(200, OPML_TYPE, body.decode(), {"Cache-Control": "public, max-age=300"})
+
+    @app.get("/api/item", compress=True)
+    def api_item():
+        from starfeed.serve.lookup import item_json
+
+        url = app.current_event.get_query_string_value("url")
+        if not url or not url.startswith(("http://", "https://")):
+            return text(400, "expected /api/item?url=ARTICLE_URL (an http or https URL)\n")
+        entry = storage.catalog.entry_by_link(url)
+        if entry is None:
+            return text(404, "unknown link\n")
+        return json_response(item_json(entry, storage.catalog.get_source(entry.feed_id)))
+
+    @app.get("/api/site", compress=True)
+    def api_site():
+        from starfeed.serve.lookup import interleave, site_json
+
+        root = (app.current_event.get_query_string_value("root") or "").strip().lower()
+        if not re.fullmatch(r"[a-z0-9.-]{1,253}", root):
+            return text(400, "expected /api/site?root=DOMAIN (e.g. example.com)\n")
+        sources = storage.catalog.sources_of_root(root)
+        if not sources:
+            return text(404, "unknown domain\n")
+        per_feed = [storage.catalog.recent_entries(s.source_id, SITE_ITEMS) for s in sources]
+        return json_response(site_json(root, sources, interleave(per_feed, SITE_ITEMS)))
+
+    @app.get("/c/<name>", compress=True)
+    @app.get("/c/<name>/", compress=True)
+    def collection_index(name: str):
+        if not _COLLECTION.match(name):
+            return text(404, "no such collection\n")
+        return serve_object(f"c/{name}/index.html")
+
+    @app.get("/c/<name>/<filename>", compress=True)
+    def collection(name: str, filename: str):
+        stem, _, extension = filename.partition(".")
+        if stem != "feed" or not _COLLECTION.match(name):
+            return text(404, "no such collection feed: expected /c/{collection}/feed[.xml|.atom|.json]\n")
+        return serve_feed(f"c/{name}/feed", extension or None)
+
+    @app.get("/s/<source_id>/<filename>", compress=True)
     def one_source(source_id: str, filename: str):
-        name, _, extension = filename.partition(".")
-        if name != "feed" or not _SOURCE_ID.match(source_id):
+        stem, _, extension = filename.partition(".")
+        if stem != "feed" or not _SOURCE_ID.match(source_id):
             return text(404, "no such source feed: expected /s/{source_id}/feed[.xml|.atom|.json]\n")
         return serve_feed(f"s/{source_id}/feed", extension or None)
+
+    @app.get("/<filename>", compress=True)
+    def aggregate(filename: str):
+        stem, _, extension = filename.partition(".")
+        if stem != "feed":
+            return text(404, "not found: see / for the feeds this starfeed serves\n")
+        return serve_feed("feed", extension or None)
 
     @app.not_found
     def not_found(_exc):
         return text(404, "not found: see / for the feeds this starfeed serves\n")
 
+    app.feed_cache = cache  # for the dashboard and the benchmark
     return app
 
 
-def text(status: int, body: str, vary: bool = False) -> Response:
-    return Response(status, "text/plain; charset=utf-8", body, {"Vary": "Accept"} if vary else None)
+def not_modified(obj: FeedObject, if_none_match: str | None, if_modified_since: str | None) -> bool:
+    """RFC 9110 §13.1: If-None-Match wins; If-Modified-Since only without it."""
+    if if_none_match is not None:
+        tags = {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
+        return "*" in tags or obj.etag in tags
+    since = _http_date(if_modified_since)
+    return since is not None and int(obj.last_modified) <= since
+
+
+def text(status: int, body: str, headers: dict | None = None) -> Response:
+    return Response(status, "text/plain; charset=utf-8", body, headers)
+
+
+def json_response(document: dict) -> Response:
+    return Response(200, "application/json", json.dumps(document, ensure_ascii=False),
+                    {"Cache-Control": "public, max-age=60"})
 
 
 def _http_date(value: str | None) -> int | None:

@@ -52,9 +52,10 @@ class Blobs:
 
     # Rendered feeds ------------------------------------------------------------------------
 
-    def put_feed(self, key: str, body: bytes, content_type: str) -> None:
+    def put_feed(self, key: str, body: bytes, content_type: str, rendered_at: float) -> None:
+        # The render time travels with the object: Last-Modified and lastBuildDate agree (seed 004).
         self._s3.put_object(Bucket=self._settings.feeds_bucket, Key=key, Body=body,
-                            ContentType=content_type,
+                            ContentType=content_type, Metadata={"rendered-at": f"{rendered_at:.3f}"},
                             CacheControl=f"public, max-age={self._settings.cache_max_age}")
 
     def has_feed(self, key: str) -> bool:
@@ -77,7 +78,8 @@ class Blobs:
             if code in ("NoSuchKey", "404"):
                 return None
             raise
+        rendered_at = response.get("Metadata", {}).get("rendered-at")
         return FeedObject(body=response["Body"].read(), content_type=response["ContentType"],
                           etag=response["ETag"],
-                          last_modified=response["LastModified"].timestamp(),
+                          last_modified=float(rendered_at) if rendered_at else response["LastModified"].timestamp(),
                           cache_control=response.get("CacheControl"))

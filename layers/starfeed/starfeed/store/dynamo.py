@@ -13,7 +13,7 @@ from pynamodb.exceptions import DeleteError, DoesNotExist, PutError, UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection, LocalSecondaryIndex
 from pynamodb.models import Model
 
-from starfeed.model import Entry, Source
+from starfeed.model import Entry, Source, root_domain_of
 from starfeed.settings import Settings
 
 DAY = 86400
@@ -37,6 +37,10 @@ def build_models(settings: Settings):
         Meta = _meta("", settings, index_name="ByUrl", projection=KeysOnlyProjection())
         url = UnicodeAttribute(hash_key=True)
 
+    class RootIndex(GlobalSecondaryIndex):
+        Meta = _meta("", settings, index_name="ByRoot", projection=KeysOnlyProjection())
+        root_domain = UnicodeAttribute(hash_key=True)
+
     class SourceRecord(Model):
         Meta = _meta(settings.sources_table, settings)
         source_id = UnicodeAttribute(hash_key=True)
@@ -48,6 +52,7 @@ def build_models(settings: Settings):
         enabled = BooleanAttribute(default=True)
         polling = BooleanAttribute(default=True)
         collections = ListAttribute(of=UnicodeAttribute, default=list)
+        root_domain = UnicodeAttribute(null=True)
         enforce_feed_domain = BooleanAttribute(default=False)
         etag = UnicodeAttribute(null=True)
         last_modified = UnicodeAttribute(null=True)
@@ -69,6 +74,12 @@ def build_models(settings: Settings):
         locked_until = NumberAttribute(null=True)
         due = DueIndex()
         by_url = UrlIndex()
+        by_root = RootIndex()
+
+    class MembershipRecord(Model):
+        Meta = _meta(settings.collections_table, settings)
+        collection = UnicodeAttribute(hash_key=True)
+        source_id = UnicodeAttribute(range_key=True)
 
     class BySortKey(LocalSecondaryIndex):
         Meta = _meta("", settings, index_name="BySortKey", projection=AllProjection())
@@ -79,6 +90,10 @@ def build_models(settings: Settings):
         Meta = _meta("", settings, index_name="ByDay", projection=AllProjection())
         day = UnicodeAttribute(hash_key=True)
         sort_key = UnicodeAttribute(range_key=True)
+
+    class ByLink(GlobalSecondaryIndex):
+        Meta = _meta("", settings, index_name="ByLink", projection=KeysOnlyProjection())
+        canonical_link = UnicodeAttribute(hash_key=True)
 
     class EntryRecord(Model):
         Meta = _meta(settings.entries_table, settings)
@@ -105,8 +120,9 @@ def build_models(settings: Settings):
         expires_at = NumberAttribute()
         by_sort_key = BySortKey()
         by_day = ByDay()
+        by_link = ByLink()
 
-    return SourceRecord, EntryRecord
+    return SourceRecord, EntryRecord, MembershipRecord
 
 
 _SOURCE_FIELDS = [f.name for f in fields(Source)]
@@ -116,7 +132,7 @@ _ENTRY_FIELDS = [f.name for f in fields(Entry)]
 class Catalog:
     def __init__(self, settings: Settings):
         self.settings = settings
-        self.Source, self.Entry = build_models(settings)
+        self.Source, self.Entry, self.Membership = build_models(settings)
 
     # Sources ---------------------------------------------------------------------------------
 
@@ -152,6 +168,9 @@ class Catalog:
         return any(True for _ in self.Source.scan(limit=1, attributes_to_get=["source_id"]))
 
     def delete_source(self, source_id: str) -> bool:
+        source = self.get_source(source_id)
+        for collection in source.collections if source else []:
+            self.Membership(collection, source_id).delete()
         try:
             self.Source(source_id).delete(condition=self.Source.source_id.exists())
         except DeleteError as exc:
@@ -159,6 +178,25 @@ class Catalog:
                 return False
             raise
         return True
+
+    def sources_of_root(self, root_domain: str) -> list[Source]:
+        ids = {key.source_id for key in self.Source.by_root.query(root_domain)}
+        return sorted(self.get_sources(ids).values(), key=lambda s: s.created_at)
+
+    # Collections -----------------------------------------------------------------------------
+
+    def join_collection(self, collection: str, source_id: str) -> None:
+        self.Membership(collection, source_id).save()
+
+    def sources_in(self, collection: str) -> list[str]:
+        return [m.source_id for m in self.Membership.query(collection)]
+
+    def collections(self) -> dict[str, int]:
+        """Every collection with its number of sources (the table is small: one item a membership)."""
+        counts: dict[str, int] = {}
+        for membership in self.Membership.scan():
+            counts[membership.collection] = counts.get(membership.collection, 0) + 1
+        return dict(sorted(counts.items()))
 
     def due_source_ids(self, now: float) -> list[str]:
         """Sources whose next check has come: one Query per shard, reading due items only."""
@@ -216,6 +254,7 @@ class Catalog:
     def _source_record(self, source: Source):
         values = asdict(source)
         values.update(self._due_keys(source))
+        values["root_domain"] = source.root_domain or root_domain_of(source.url) or None
         return self.Source(**values)
 
     @staticmethod
@@ -269,6 +308,18 @@ class Catalog:
                 if len(out) >= limit:
                     return out
         return out
+
+    def recent_entries_of(self, feed_ids: list[str], limit: int) -> list[Entry]:
+        """Newest first across several sources (a collection, a site): one Query per source."""
+        merged = [e for feed_id in feed_ids for e in self.recent_entries(feed_id, limit)]
+        return sorted(merged, key=lambda e: e.sort_time, reverse=True)[:limit]
+
+    def entry_by_link(self, link: str) -> Entry | None:
+        """The newest stored entry with this link (the same link may appear in several feeds)."""
+        keys = list(self.Entry.by_link.query(link, limit=20))
+        records = self.Entry.batch_get([(k.feed_id, k.entry_uid) for k in keys])
+        entries = sorted((self._entry(r) for r in records), key=lambda e: e.sort_time, reverse=True)
+        return entries[0] if entries else None
 
     def _entry_record(self, entry: Entry, rewrites: int = 0):
         sort_time = entry.sort_time

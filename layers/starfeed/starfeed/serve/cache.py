@@ -1,0 +1,67 @@
+"""Seed 001's FeedCache inside the api function: LRU, TTL, bounded in bytes, with counters.
+
+A hit within the TTL is answered without touching S3. After the TTL the object is revalidated
+with a conditional GET (If-None-Match), so a changed object replaces the cached one
+(an invalidation) and an unchanged one costs a 304.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Callable
+
+from starfeed.store.blobs import FeedObject, NotModified
+
+
+@dataclass
+class _Cached:
+    obj: FeedObject
+    checked_at: float
+
+
+@dataclass
+class FeedCache:
+    max_bytes: int = 32 * 1024 * 1024
+    ttl: float = 30.0
+    clock: Callable[[], float] = time.monotonic
+    _items: OrderedDict = field(default_factory=OrderedDict)
+    _bytes: int = 0
+    stats: dict = field(default_factory=lambda: {"hits": 0, "misses": 0, "evictions": 0,
+                                                 "invalidations": 0})
+
+    def get(self, key: str, load: Callable[[str | None], FeedObject | None]) -> tuple[FeedObject | None, bool]:
+        """(object, hit). load(etag) fetches the object, raising NotModified when it still has
+        that ETag, or returns None when it is gone."""
+        cached = self._items.get(key)
+        if cached is not None and self.clock() - cached.checked_at < self.ttl:
+            self._items.move_to_end(key)
+            self.stats["hits"] += 1
+            return cached.obj, True
+        try:
+            obj = load(cached.obj.etag if cached else None)
+        except NotModified:
+            cached.checked_at = self.clock()
+            self._items.move_to_end(key)
+            self.stats["hits"] += 1
+            return cached.obj, True
+        self.stats["misses"] += 1
+        if cached is not None:
+            self._drop(key)
+            self.stats["invalidations"] += 1
+        if obj is not None and len(obj.body) <= self.max_bytes:
+            self._items[key] = _Cached(obj, self.clock())
+            self._bytes += len(obj.body)
+            while self._bytes > self.max_bytes:
+                self._drop(next(iter(self._items)))
+                self.stats["evictions"] += 1
+        return obj, False
+
+    def _drop(self, key: str) -> None:
+        self._bytes -= len(self._items.pop(key).obj.body)
+
+    def summary(self) -> dict:
+        total = self.stats["hits"] + self.stats["misses"]
+        return {**self.stats, "entries": len(self._items), "bytes": self._bytes,
+                "hit_rate": self.stats["hits"] / total if total else 0.0}

@@ -1,0 +1,42 @@
+"""Seed 004's lookups: an item by its URL, and a site's recent items interleaved fairly. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from starfeed.model import Entry, Source
+
+
+def item_json(entry: Entry, source: Source | None) -> dict:
+    document = asdict(entry)
+    document["source"] = {"id": entry.feed_id, "title": source.title if source else None,
+                          "url": source.url if source else None}
+    return document
+
+
+def interleave(per_feed: list[list[Entry]], limit: int) -> list[Entry]:
+    """Round-robin over the feeds' newest-first lists, distinct by URL, so one prolific feed
+    cannot crowd out the others: each round takes every feed's next unseen entry."""
+    out: list[Entry] = []
+    seen: set[str] = set()
+    feeds = [iter(entries) for entries in per_feed]
+    while feeds and len(out) < limit:
+        still_going = []
+        for feed in feeds:
+            for entry in feed:
+                key = entry.canonical_link or f"{entry.feed_id}:{entry.entry_uid}"
+                if key not in seen:
+                    seen.add(key)
+                    out.append(entry)
+                    still_going.append(feed)
+                    break
+            if len(out) >= limit:
+                break
+        feeds = still_going
+    return out
+
+
+def site_json(root: str, sources: list[Source], items: list[Entry]) -> dict:
+    return {"root": root,
+            "feeds": [{"id": s.source_id, "title": s.title, "url": s.url} for s in sources],
+            "items": [asdict(e) for e in items]}

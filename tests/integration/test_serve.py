@@ -1,0 +1,154 @@
+"""Issue 5: what feed readers meet, through the api function with API Gateway v2 events."""
+
+import base64
+import email.utils
+import gzip
+import json
+import time
+
+import feedparser
+import listparser
+from conftest import body_of, http_get
+
+from origin import Reply, rss
+from starfeed.serve.cache import FeedCache
+from starfeed.serve.lookup import interleave
+from starfeed.model import Entry
+from starfeed.sources import add_source
+
+
+def subscribe(storage, url, **options):
+    return add_source(storage, url, time.time() - 3600, **options)[0]
+
+
+def test_collections_have_their_own_feeds_and_pages(stack, storage, origin):
+    a = subscribe(storage, origin.serve("/ca.xml", Reply(200, rss(("ca", "Coll A")))), collections=["tech"])
+    subscribe(storage, origin.serve("/cb.xml", Reply(200, rss(("cb", "Coll B")))), collections=["tech", "news"])
+    subscribe(storage, origin.serve("/cc.xml", Reply(200, rss(("cc", "Outside")))))
+    stack.run_cycle()
+    titles = {e.title for e in feedparser.parse(body_of(http_get(stack, "/c/tech/feed.xml"))).entries}
+    assert titles == {"Coll A", "Coll B"}
+    news = http_get(stack, "/c/news/feed", {"accept": "application/feed+json"})
+    assert [i["title"] for i in json.loads(body_of(news))["items"]] == ["Coll B"]
+    page = body_of(http_get(stack, "/c/tech/"))
+    assert "Coll A" in page and "Outside" not in page and 'href="/c/news/"' in page
+    assert http_get(stack, "/c/nope/feed.xml")["statusCode"] == 404
+    assert http_get(stack, "/c/NOT..valid/feed.xml")["statusCode"] == 404
+    assert storage.catalog.sources_in("tech") and a.source_id in storage.catalog.sources_in("tech")
+
+
+def test_rss_by_url_follows_seed_004(stack, storage, origin):
+    url = origin.serve("/byurl.xml", Reply(200, rss(("u", "By URL"))))
+    source = subscribe(storage, url)
+    assert http_get(stack, "/rss?url=" + url)["statusCode"] == 404  # not built yet
+    stack.run_cycle()
+    found = http_get(stack, "/rss?url=" + url)
+    assert found["statusCode"] == 200 and "By URL" in body_of(found)
+    assert http_get(stack, "/rss?url=https://unknown.example/feed")["statusCode"] == 404
+    assert http_get(stack, "/rss?url=not-a-url")["statusCode"] == 400
+    disabled = storage.catalog.get_source(source.source_id)
+    disabled.enabled = False
+    storage.catalog.Source(source.source_id).update(actions=[storage.catalog.Source.enabled.set(False)])
+    assert http_get(stack, "/rss?url=" + url)["statusCode"] == 403
+
+
+def test_opml_exports_read_back_with_listparser(stack, storage, origin):
+    url = origin.serve("/opml.xml", Reply(200, rss(("o", "O"), title="Opml Feed")))
+    source = subscribe(storage, url, collections=["reading"])
+    stack.run_cycle()
+    published = listparser.parse(body_of(http_get(stack, "/opml.xml")))
+    assert not published.bozo
+    urls = {f.url for f in published.feeds}
+    base = storage.settings.public_url
+    assert {f"{base}/feed.xml", f"{base}/feed.atom", f"{base}/feed.json",
+            f"{base}/c/reading/feed.xml", f"{base}/s/{source.source_id}/feed.json"} <= urls
+    assert any(f.title == "Opml Feed (Atom)" for f in published.feeds)
+    subscriptions = listparser.parse(body_of(http_get(stack, "/subscriptions.opml")))
+    mine = [f for f in subscriptions.feeds if f.url == url]
+    assert mine and mine[0].title == "Opml Feed" and ["reading"] in mine[0].categories
+
+
+def test_item_and_site_lookups(stack, storage, origin):
+    # "localhost": a site of its own, apart from the 127.0.0.1 sources of other tests.
+    busy = origin.serve("/busy.xml", Reply(200, rss(*[(f"b{n}", f"Busy {n}") for n in range(8)]))
+                        ).replace("127.0.0.1", "localhost")
+    quiet = origin.serve("/quiet.xml", Reply(200, rss(("q1", "Quiet 1"), ("q2", "Quiet 2")))
+                         ).replace("127.0.0.1", "localhost")
+    for url in (busy, quiet):
+        subscribe(storage, url)
+    stack.run_cycle()
+    item = http_get(stack, "/api/item?url=https://example.org/q1")
+    assert item["statusCode"] == 200 and json.loads(body_of(item))["title"] == "Quiet 1"
+    assert http_get(stack, "/api/item?url=https://example.org/never")["statusCode"] == 404
+    site = json.loads(body_of(http_get(stack, "/api/site?root=localhost")))
+    assert len(site["feeds"]) == 2
+    titles = [i["title"] for i in site["items"]][:4]
+    assert titles[:4] in (["Busy 0", "Quiet 1", "Busy 1", "Quiet 2"], ["Quiet 1", "Busy 0", "Quiet 2", "Busy 1"])
+    assert http_get(stack, "/api/site?root=unknown.example")["statusCode"] == 404
+    assert http_get(stack, "/api/site?root=../../etc")["statusCode"] == 400
+
+
+def entry(feed, n, link=None):
+    return Entry(entry_uid=f"{feed}{n}", feed_id=feed, canonical_link=link or f"https://x/{feed}{n}",
+                 first_seen="t", last_seen="t")
+
+
+def test_interleave_is_fair_and_distinct():
+    prolific = [entry("p", n) for n in range(10)]
+    rare = [entry("r", 0), entry("r", 1, link="https://x/p0")]  # the same URL as p0
+    out = interleave([prolific, rare], 5)
+    assert [e.entry_uid for e in out] == ["p0", "r0", "p1", "p2", "p3"]
+
+
+def test_warm_repeats_are_cache_hits_and_a_new_render_invalidates(stack, storage, origin):
+    url = origin.serve("/cached.xml", Reply(200, rss(("c1", "First"))), Reply(200, rss(("c2", "Second"), ("c1", "First"))))
+    source = subscribe(storage, url)
+    stack.run_cycle()
+    path = f"/s/{source.source_id}/feed.xml"
+    first, again = http_get(stack, path), http_get(stack, path)
+    assert (first["headers"]["X-Cache"], again["headers"]["X-Cache"]) in (("MISS", "HIT"), ("HIT", "HIT"))
+    assert again["headers"]["X-Cache"] == "HIT"
+    cache = stack.functions["ApiFunction"].module.app.feed_cache
+    stats_before = dict(cache.stats)
+    source = storage.catalog.get_source(source.source_id)
+    source.next_check_at = time.time() - 1
+    storage.catalog.finish_fetch(source, None)
+    stack.run_cycle()
+    ttl, cache.ttl = cache.ttl, 0  # let the cached copy be revalidated now
+    try:
+        fresh = http_get(stack, path)
+    finally:
+        cache.ttl = ttl
+    assert fresh["headers"]["X-Cache"] == "MISS" and "Second" in body_of(fresh)
+    assert cache.stats["invalidations"] == stats_before["invalidations"] + 1
+
+
+def test_last_modified_is_the_render_time_and_gzip_is_offered(stack, storage, origin):
+    source = subscribe(storage, origin.serve("/lm.xml", Reply(200, rss(("l", "L")))))
+    stack.run_cycle()
+    response = http_get(stack, f"/s/{source.source_id}/feed.xml", {"accept-encoding": "gzip"})
+    assert response["headers"]["Content-Encoding"] == "gzip" and response["isBase64Encoded"]
+    document = gzip.decompress(base64.b64decode(response["body"]))
+    build = feedparser.parse(document).feed.updated_parsed
+    assert email.utils.parsedate(response["headers"]["Last-Modified"])[:6] == build[:6]
+    assert response["headers"]["Cache-Control"].startswith("public, max-age=")
+
+
+def test_cache_is_bounded_in_bytes_and_counts_evictions():
+    from starfeed.store.blobs import FeedObject
+
+    clock = [0.0]
+    cache = FeedCache(max_bytes=250, ttl=10, clock=lambda: clock[0])
+    objects = {k: FeedObject(b"x" * 100, "text/plain", f'"{k}"', 0.0) for k in "abc"}
+    for key in "abc":
+        cache.get(key, lambda etag, k=key: objects[k])
+    assert cache.summary()["entries"] == 2 and cache.stats["evictions"] == 1
+    assert cache.get("c", lambda etag: 1 / 0)[1] is True  # a hit never loads
+    clock[0] = 11
+    from starfeed.store.blobs import NotModified
+
+    def unchanged(etag):
+        assert etag == '"c"'
+        raise NotModified
+
+    assert cache.get("c", unchanged) == (objects["c"], True)  # revalidated by ETag
