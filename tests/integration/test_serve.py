@@ -152,3 +152,23 @@ def test_cache_is_bounded_in_bytes_and_counts_evictions():
         raise NotModified
 
     assert cache.get("c", unchanged) == (objects["c"], True)  # revalidated by ETag
+
+
+def test_the_dashboard_counts_formats_readers_and_the_cache(stack, storage, origin):
+    subscribe(storage, origin.serve("/dash.xml", Reply(200, rss(("d", "D")))))
+    stack.run_cycle()
+    for agent, path in (("Feedly/1.0", "/feed.xml"), ("Feedly/1.0", "/feed.atom"),
+                        ("NetNewsWire (RSS Reader)", "/feed.json"), ("NetNewsWire (RSS Reader)", "/feed.json")):
+        assert http_get(stack, path, {"user-agent": agent})["statusCode"] == 200
+    response = http_get(stack, "/stats")
+    page = body_of(response)
+    assert response["statusCode"] == 200 and response["headers"]["Content-Type"].startswith("text/html")
+    assert page.count("<svg") >= 3 and "<script" not in page
+    for words in ("Requests by format", "Top readers", "Feedly", "NetNewsWire", "JSON Feed",
+                  "Cache hit rate", "Render time", "Recent errors", "Sources"):
+        assert words in page, words
+    assert "198.51.100.7" not in page  # the test requests' source address is never kept
+    day = storage.counters.days(1)
+    (counters,) = day.values()
+    assert counters["ua:Feedly"] >= 2 and counters["req:json"] >= 2
+    assert any(k.startswith("render:rss:") for k in counters)

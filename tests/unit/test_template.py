@@ -17,7 +17,7 @@ def of_type(kind):
 
 def test_tables_are_on_demand_with_point_in_time_recovery():
     tables = of_type("AWS::DynamoDB::Table")
-    assert set(tables) == {"SourcesTable", "EntriesTable", "CollectionsTable"}
+    assert set(tables) == {"SourcesTable", "EntriesTable", "CollectionsTable", "StatsTable"}
     for props in tables.values():
         assert props["BillingMode"] == "PAY_PER_REQUEST"
         assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
@@ -87,3 +87,20 @@ def test_outputs_and_parameters_an_operator_needs():
     assert {"ApiUrl", "FeedUrl", "FeedsBucketName", "RawBucketName", "SourcesTableName",
             "EntriesTableName"} <= set(T["Outputs"])
     assert {"ScheduleRate", "LogLevel"} <= set(T["Parameters"])
+
+
+def test_direct_s3_delivery_is_optional_and_the_bucket_stays_private():
+    assert T["Parameters"]["EnableCdn"]["Default"] == "false"
+    for name in ("FeedsOriginAccessControl", "FeedsDistribution", "FeedsBucketPolicy"):
+        assert R[name]["Condition"] == "CdnEnabled", name
+    origin = R["FeedsDistribution"]["Properties"]["DistributionConfig"]["Origins"][0]
+    assert origin["OriginAccessControlId"] == {"Fn::GetAtt": ["FeedsOriginAccessControl", "Id"]}
+    statement = R["FeedsBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"][0]
+    assert statement["Principal"] == {"Service": "cloudfront.amazonaws.com"}
+    assert "AWS:SourceArn" in statement["Condition"]["StringEquals"]
+    assert all(R["FeedsBucket"]["Properties"]["PublicAccessBlockConfiguration"].values())
+
+
+def test_the_api_is_read_only():
+    for event in R["ApiFunction"]["Properties"]["Events"].values():
+        assert event["Type"] == "HttpApi" and event["Properties"]["Method"] == "GET"

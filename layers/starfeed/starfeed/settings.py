@@ -19,6 +19,7 @@ class Settings:
     sources_table: str = "starfeed-sources"
     entries_table: str = "starfeed-entries"
     collections_table: str = "starfeed-collections"
+    stats_table: str = "starfeed-stats"
     feeds_bucket: str = "starfeed-feeds"
     raw_bucket: str = "starfeed-raw"
     fetch_queue_url: str = ""
@@ -84,6 +85,7 @@ _RESOURCE_ENV = {
     "sources_table": "SOURCES_TABLE",
     "entries_table": "ENTRIES_TABLE",
     "collections_table": "COLLECTIONS_TABLE",
+    "stats_table": "STATS_TABLE",
     "feeds_bucket": "FEEDS_BUCKET",
     "raw_bucket": "RAW_BUCKET",
     "fetch_queue_url": "FETCH_QUEUE_URL",

@@ -66,6 +66,8 @@ class LocalStack:
         for logical_id in self.stack.of_type("AWS::Serverless::Function"):
             env.update(self.stack.function_environment(logical_id))
         env.update(LOCAL_CREDENTIALS)
+        # CloudWatch metrics are EMF lines on stdout; locally they would drown the plain log.
+        env["POWERTOOLS_METRICS_DISABLED"] = "true"
         env["AWS_ENDPOINT_URL"] = self.endpoint
         # Settings from the user's environment win over the template's values, as a deployment
         # parameter would.

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 
 from starfeed.model import Entry, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.render.feeds import FORMATS, FeedMeta, render
 from starfeed.render.html import IndexPage, render_index
+from starfeed.stats import render_bucket
 from starfeed.store import Storage
 
 log = logging.getLogger(__name__)
@@ -21,7 +23,7 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
     now = time.time() if now is None else now
     limit = storage.settings.feed_item_limit
     base = storage.settings.public_url
-    rendered = []
+    rendered, timings = [], Counter()
     for target in sorted(set(targets)):
         kind, _, name = target.rpartition("/feed")[0].partition("/")
         if target == AGGREGATE:
@@ -42,10 +44,14 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
             log.info("renderer: %s names nothing to render; skipped", target)
             continue
         for fmt, (extension, content_type) in FORMATS.items():
-            storage.blobs.put_feed(f"{target}.{extension}", render(fmt, meta, entries, now),
-                                   content_type, rendered_at=now)
+            started = time.perf_counter()
+            document = render(fmt, meta, entries, now)
+            timings[f"render:{fmt}:{render_bucket((time.perf_counter() - started) * 1000)}"] += 1
+            storage.blobs.put_feed(f"{target}.{extension}", document, content_type, rendered_at=now)
         rendered.append(target)
         log.info("renderer: %s with %d entries", target, len(entries))
+    storage.counters.add(timings)
+    storage.counters.flush()  # renders are few: keep their times now
     return rendered
 
 

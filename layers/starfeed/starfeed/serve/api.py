@@ -8,11 +8,14 @@ import json
 import re
 import time
 
+from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.metrics import MetricUnit
 
 from starfeed.formats import EXTENSIONS, FORMATS
 from starfeed.serve.cache import FeedCache
 from starfeed.serve.negotiate import OFFERED, BadAccept, NotAcceptable, negotiate
+from starfeed.stats import Sampler, reader_of
 from starfeed.store import Storage
 from starfeed.store.blobs import FeedObject
 
@@ -22,9 +25,24 @@ SITE_ITEMS = 50
 OPML_TYPE = "text/x-opml; charset=utf-8"
 
 
-def build_app(storage: Storage, cache: FeedCache | None = None) -> APIGatewayHttpResolver:
+FORMAT_OF_EXTENSION = {**EXTENSIONS, "html": "html"}
+
+
+def build_app(storage: Storage, metrics: Metrics | None = None,
+              cache: FeedCache | None = None) -> APIGatewayHttpResolver:
     app = APIGatewayHttpResolver()
     cache = cache or FeedCache(ttl=storage.settings.api_cache_ttl)
+    metrics = metrics or Metrics()
+    sampler = Sampler()
+
+    def count(fmt: str, hit: bool) -> None:
+        """Dashboard counters (sampled when busy) and CloudWatch metrics; no addresses kept."""
+        metrics.add_metric(name=f"Requests{fmt.capitalize()}", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name="CacheHits" if hit else "CacheMisses", unit=MetricUnit.Count, value=1)
+        weight = sampler.weight()
+        if weight:
+            storage.counters.add({f"req:{fmt}": weight, f"ua:{reader_of(header('User-Agent'))}": weight,
+                                  f"cache:{'hit' if hit else 'miss'}": weight})
 
     def header(name: str) -> str | None:
         return app.current_event.headers.get(name.lower())
@@ -37,6 +55,7 @@ def build_app(storage: Storage, cache: FeedCache | None = None) -> APIGatewayHtt
         vary = {"Vary": "Accept"} if negotiated else {}
         if obj is None:
             return text(404, f"/{key} has not been built yet: its source is new or unknown\n", vary)
+        count(FORMAT_OF_EXTENSION.get(key.rsplit(".", 1)[-1], "other"), hit)
         headers = {**vary, "ETag": obj.etag, "X-Cache": "HIT" if hit else "MISS",
                    "Last-Modified": email.utils.formatdate(obj.last_modified, usegmt=True),
                    "Cache-Control": obj.cache_control or f"public, max-age={storage.settings.cache_max_age}"}
@@ -80,10 +99,20 @@ def build_app(storage: Storage, cache: FeedCache | None = None) -> APIGatewayHtt
             return text(403, "this source is disabled\n")
         return serve_object(f"s/{source.source_id}/feed.xml")
 
+    @app.get("/stats", compress=True)
+    def dashboard():
+        from starfeed.serve.dashboard import render_dashboard
+
+        storage.counters.flush()  # this instance's latest counts belong on the page
+        body = render_dashboard(storage.counters.days(7), cache.summary(),
+                                storage.catalog.list_sources(), time.time())
+        return Response(200, "text/html; charset=utf-8", body.decode(), {"Cache-Control": "no-store"})
+
     @app.get("/opml.xml", compress=True)
     def opml_published():
         from starfeed.serve.opml import published_opml
 
+        count("opml", False)
         body = published_opml(storage.settings.public_url, storage.catalog.list_sources(),
                               storage.catalog.collections(), time.time())
         return Response(200, OPML_TYPE, body.decode(), {"Cache-Control": "public, max-age=300"})

@@ -10,6 +10,7 @@ from botocore.config import Config
 
 from starfeed.settings import Settings
 from starfeed.store.blobs import Blobs
+from starfeed.store.counters import Counters
 from starfeed.store.dynamo import Catalog
 from starfeed.store.queues import Queues
 
@@ -30,6 +31,10 @@ class Storage:
     @cached_property
     def blobs(self) -> Blobs:
         return Blobs(self.client("s3"), self.settings)
+
+    @cached_property
+    def counters(self) -> Counters:
+        return Counters(self.client("dynamodb"), self.settings)
 
     @cached_property
     def queues(self) -> Queues:

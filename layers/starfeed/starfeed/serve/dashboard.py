@@ -1,0 +1,115 @@
+"""The statistics dashboard (seed 001): inline SVG charts, no JavaScript, nothing secret and no
+reader addresses. Pure: it renders what it is given."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from html import escape
+
+from starfeed.model import Source
+from starfeed.stats import percentile_ms
+
+FORMAT_NAMES = {"rss": "RSS", "atom": "Atom", "json": "JSON Feed", "html": "HTML", "opml": "OPML"}
+
+_STYLE = """
+:root{color-scheme:light dark;--fg:#1d1d1f;--muted:#6e6e73;--line:#d2d2d7;--bar:#0a66c2;--bad:#c0392b}
+@media(prefers-color-scheme:dark){:root{--fg:#f5f5f7;--muted:#a1a1a6;--line:#3a3a3c;--bar:#5aa9ff}}
+body{margin:0;font:15px/1.45 system-ui,sans-serif;color:var(--fg)}main{max-width:60rem;margin:0 auto;padding:1rem}
+h1{font-size:1.5rem}h2{font-size:1.1rem;margin-top:1.6rem}.cards{display:flex;flex-wrap:wrap;gap:.75rem}
+.card{border:1px solid var(--line);border-radius:.5rem;padding:.6rem .9rem;min-width:9rem}
+.card b{display:block;font-size:1.4rem}table{border-collapse:collapse;width:100%;font-size:.9rem}
+td,th{text-align:left;padding:.25rem .4rem;border-bottom:1px solid var(--line);vertical-align:top}
+.muted{color:var(--muted)}.bad{color:var(--bad)}svg text{fill:var(--fg);font-size:12px}
+svg rect{fill:var(--bar)}.wrap{overflow-x:auto}
+"""
+
+
+def bar_chart(rows: list[tuple[str, float]], unit: str = "", width: int = 520) -> str:
+    """Horizontal bars as inline SVG."""
+    if not rows:
+        return '<p class="muted">Nothing yet.</p>'
+    top = max(value for _, value in rows) or 1
+    height = 22 * len(rows) + 4
+    bars = []
+    for i, (label, value) in enumerate(rows):
+        y = 22 * i + 2
+        length = max(1, int((width - 230) * value / top))
+        bars.append(f'<text x="0" y="{y + 14}">{escape(label)}</text>'
+                    f'<rect x="150" y="{y + 2}" width="{length}" height="16" rx="2"></rect>'
+                    f'<text x="{156 + length}" y="{y + 14}">{value:g}{unit}</text>')
+    return (f'<svg role="img" viewBox="0 0 {width} {height}" width="100%" '
+            f'preserveAspectRatio="xMinYMin meet">{"".join(bars)}</svg>')
+
+
+def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list[Source],
+                     now: float) -> bytes:
+    totals: Counter = Counter()
+    for counters in days.values():
+        totals.update(counters)
+    by_format = [(FORMAT_NAMES.get(k.split(":", 1)[1], k), v) for k, v in totals.most_common()
+                 if k.startswith("req:")]
+    readers = [(k.split(":", 1)[1], v) for k, v in totals.most_common() if k.startswith("ua:")][:10]
+    requests = sum(v for _, v in by_format)
+    hits, misses = totals["cache:hit"], totals["cache:miss"]
+    per_day = [(day[5:], sum(v for k, v in c.items() if k.startswith("req:"))) for day, c in days.items()]
+    render_rows = []
+    for fmt in ("rss", "atom", "json"):
+        histogram = {int(k.rsplit(":", 1)[1]): v for k, v in totals.items() if k.startswith(f"render:{fmt}:")}
+        cells = [percentile_ms(histogram, f) for f in (0.5, 0.95, 0.99)]
+        render_rows.append(f"<tr><td>{FORMAT_NAMES[fmt]}</td><td>{sum(histogram.values())}</td>"
+                           + "".join(f"<td>{'–' if c is None else f'≤ {c:g} ms'}</td>" for c in cells) + "</tr>")
+    errors = sorted((s for s in sources if s.last_error), key=lambda s: s.last_fetch_at or 0, reverse=True)[:10]
+    unhealthy_first = sorted(sources, key=lambda s: (-s.consecutive_failures, s.status == "ok", s.title or s.url))
+    hit_rate = f"{100 * hits / (hits + misses):.1f}%" if hits + misses else "–"
+    html = f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>starfeed statistics</title>
+<style>{_STYLE}</style></head><body><main>
+<h1>starfeed statistics</h1><p class="muted">Last {len(days)} days · built {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(now))} · <a href="/">feeds</a></p>
+<div class="cards"><div class="card">Requests<b>{requests}</b></div>
+<div class="card">Cache hit rate<b>{hit_rate}</b></div>
+<div class="card">Sources<b>{len(sources)}</b></div>
+<div class="card">Failing sources<b>{sum(1 for s in sources if s.status in ('error', 'gone'))}</b></div>
+<div class="card">This instance's cache<b>{cache.get('entries', 0)} objects</b><span class="muted">{cache.get('hits', 0)} hits · {cache.get('misses', 0)} misses · {cache.get('evictions', 0)} evictions</span></div></div>
+<h2>Requests by format</h2>{bar_chart(by_format)}
+<h2>Requests per day</h2>{bar_chart(per_day)}
+<h2>Top readers</h2>{bar_chart(readers)}
+<h2>Render time</h2><div class="wrap"><table><tr><th>Format</th><th>Renders</th><th>p50</th><th>p95</th><th>p99</th></tr>{''.join(render_rows)}</table></div>
+<h2>Recent errors</h2>{_errors(errors, now)}
+<h2>Sources</h2><div class="wrap"><table><tr><th>Source</th><th>Status</th><th>Interval</th><th>EWMA of new entries</th><th>Why</th><th>Failures</th><th>Next check</th></tr>
+{''.join(_source_row(s, now) for s in unhealthy_first[:200])}</table></div>
+</main></body></html>"""
+    return html.encode()
+
+
+def _errors(sources: list[Source], now: float) -> str:
+    if not sources:
+        return '<p class="muted">None.</p>'
+    rows = "".join(f"<tr><td>{_ago(s.last_fetch_at, now)}</td><td>{escape(s.title or s.url)}</td>"
+                   f'<td class="bad">{escape(s.last_error or "")}</td></tr>' for s in sources)
+    return f'<div class="wrap"><table><tr><th>When</th><th>Source</th><th>Error</th></tr>{rows}</table></div>'
+
+
+def _source_row(source: Source, now: float) -> str:
+    status = escape(source.status if source.enabled else "disabled")
+    css = ' class="bad"' if source.status in ("error", "gone") else ""
+    ewma = getattr(source, "ewma_interarrival", None)
+    return (f"<tr><td>{escape(source.title or source.url)}</td><td{css}>{status}"
+            f"{f' ({source.http_status})' if source.http_status else ''}</td>"
+            f"<td>{_span(source.interval)}</td><td>{_span(ewma) if ewma else '–'}</td>"
+            f"<td>{escape(source.reason or '–')}</td><td>{source.consecutive_failures}</td>"
+            f"<td>{'–' if not source.next_check_at else _span(max(0, source.next_check_at - now))}</td></tr>")
+
+
+def _span(seconds: float | None) -> str:
+    if not seconds:
+        return "–"
+    seconds = int(seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}".replace(".0 ", " ")
+    return f"{seconds} s"
+
+
+def _ago(epoch: float | None, now: float) -> str:
+    return "–" if not epoch else _span(now - epoch) + " ago"
