@@ -41,7 +41,7 @@ def clean_html(value: str | None) -> str | None:
     return nh3.clean(_xml_safe(value)) or None
 
 
-def _text_of(sanitized_html: str | None) -> str | None:
+def text_of(sanitized_html: str | None) -> str | None:
     """Plain text of HTML that nh3 has already made well-formed and safe."""
     if not sanitized_html:
         return None
@@ -75,7 +75,7 @@ def normalize_entry(raw, feed_id: str, feed_url: str, seen: str) -> Entry:
     content = clean_html(body)
     # Most RSS items' description is their content: take its text from the sanitized HTML
     # rather than sanitizing the same markup twice.
-    summary = _text_of(content) if body is raw_summary else clean_text(raw_summary)
+    summary = text_of(content) if body is raw_summary else clean_text(raw_summary)
     native_id = (raw.get("id") or "").strip()
     uid = _xml_safe(native_id) if native_id else _sha256("\x1f".join(
         [link or "", title or "", published or "", feed_id]))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from html import escape
 
 from starfeed.model import Entry
+from starfeed.parse.normalize import text_of
 
 SUMMARY_CHARS = 280
 
@@ -63,7 +64,7 @@ def render_index(page: IndexPage, entries: list[Entry], source_titles: dict[str,
 def _collections_nav(page: IndexPage) -> str:
     if not page.collections:
         return ""
-    links = "".join(f'<a href="/c/{escape(name)}/">{escape(name)}</a> ({count}) '
+    links = "".join(f'<a href="/c/{escape(name)}/">{escape(name)} <small>{count}</small></a>'
                     for name, count in page.collections.items())
     return f'<nav class="collections"><a href="/">all</a> {links}</nav>'
 
@@ -71,7 +72,7 @@ def _collections_nav(page: IndexPage) -> str:
 def _item(entry: Entry, source_title: str) -> str:
     title = escape(entry.title or entry.canonical_link or "(untitled)")
     heading = f'<a href="{escape(entry.canonical_link)}">{title}</a>' if entry.canonical_link else title
-    summary = entry.summary or ""
+    summary = entry.summary or text_of(entry.content) or ""
     if len(summary) > SUMMARY_CHARS:
         summary = summary[:SUMMARY_CHARS].rsplit(" ", 1)[0] + "…"
     when = escape(entry.sort_time)

@@ -22,6 +22,10 @@ from starfeed.store.blobs import FeedObject
 _SOURCE_ID = re.compile(r"^[0-9a-f]{6,64}$")
 _COLLECTION = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 SITE_ITEMS = 50
+# Our pages need no script at all: even markup that slipped through could not run.
+PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+                "img-src https: http: data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+                "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 OPML_TYPE = "text/x-opml; charset=utf-8"
 
 
@@ -56,7 +60,8 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
         if obj is None:
             return text(404, f"/{key} has not been built yet: its source is new or unknown\n", vary)
         count(FORMAT_OF_EXTENSION.get(key.rsplit(".", 1)[-1], "other"), hit)
-        headers = {**vary, "ETag": obj.etag, "X-Cache": "HIT" if hit else "MISS",
+        headers = {**vary, **(PAGE_HEADERS if key.endswith(".html") else {}),
+                   "ETag": obj.etag, "X-Cache": "HIT" if hit else "MISS",
                    "Last-Modified": email.utils.formatdate(obj.last_modified, usegmt=True),
                    "Cache-Control": obj.cache_control or f"public, max-age={storage.settings.cache_max_age}"}
         if not_modified(obj, header("If-None-Match"), header("If-Modified-Since")):
@@ -106,7 +111,8 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
         storage.counters.flush()  # this instance's latest counts belong on the page
         body = render_dashboard(storage.counters.days(7), cache.summary(),
                                 storage.catalog.list_sources(), time.time())
-        return Response(200, "text/html; charset=utf-8", body.decode(), {"Cache-Control": "no-store"})
+        return Response(200, "text/html; charset=utf-8", body.decode(),
+                        {"Cache-Control": "no-store", **PAGE_HEADERS})
 
     @app.get("/opml.xml", compress=True)
     def opml_published():
