@@ -26,6 +26,7 @@ validate: $(SAM_VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(BIN)/python -m starfeed.bench.ingest
+	$(BIN)/python -m starfeed.bench.serve
 	$(BIN)/python -m starfeed.bench.snapshot
 
 $(VENV)/.installed: pyproject.toml layers/starfeed/requirements.txt

@@ -11,6 +11,7 @@ import time
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from starfeed.formats import EXTENSIONS, FORMATS
 from starfeed.serve.cache import FeedCache
@@ -37,12 +38,16 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
     app = APIGatewayHttpResolver()
     cache = cache or FeedCache(ttl=storage.settings.api_cache_ttl)
     metrics = metrics or Metrics()
+    # Disabled metrics are never flushed, yet powertools prints them once 100 values pile up:
+    # when they are off (locally), none are added at all.
+    metrics_on = not is_metrics_disabled()
     sampler = Sampler()
 
     def count(fmt: str, hit: bool) -> None:
         """Dashboard counters (sampled when busy) and CloudWatch metrics; no addresses kept."""
-        metrics.add_metric(name=f"Requests{fmt.capitalize()}", unit=MetricUnit.Count, value=1)
-        metrics.add_metric(name="CacheHits" if hit else "CacheMisses", unit=MetricUnit.Count, value=1)
+        if metrics_on:
+            metrics.add_metric(name=f"Requests{fmt.capitalize()}", unit=MetricUnit.Count, value=1)
+            metrics.add_metric(name="CacheHits" if hit else "CacheMisses", unit=MetricUnit.Count, value=1)
         weight = sampler.weight()
         if weight:
             storage.counters.add({f"req:{fmt}": weight, f"ua:{reader_of(header('User-Agent'))}": weight,
@@ -50,6 +55,11 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
 
     def header(name: str) -> str | None:
         return app.current_event.headers.get(name.lower())
+
+    def url_param() -> str | None:
+        """The url= query parameter when it is an http(s) URL."""
+        url = app.current_event.get_query_string_value("url")
+        return url if url and url.startswith(("http://", "https://")) else None
 
     def load(key: str) -> tuple[FeedObject | None, bool]:
         return cache.get(key, lambda etag: storage.blobs.get_feed(key, if_none_match=etag))
@@ -94,8 +104,8 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
     @app.get("/rss", compress=True)
     def by_url():
         """Seed 004's proxy: one source's RSS by the source's own URL."""
-        url = app.current_event.get_query_string_value("url")
-        if not url or not url.startswith(("http://", "https://")):
+        url = url_param()
+        if url is None:
             return text(400, "expected /rss?url=ENCODED_FEED_URL (an http or https URL)\n")
         source = storage.catalog.find_source_by_url(url)
         if source is None:
@@ -119,23 +129,21 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
         from starfeed.serve.opml import published_opml
 
         count("opml", False)
-        body = published_opml(storage.settings.public_url, storage.catalog.list_sources(),
-                              storage.catalog.collections(), time.time())
-        return Response(200, OPML_TYPE, body.decode(), {"Cache-Control": "public, max-age=300"})
+        return opml_response(published_opml(storage.settings.public_url, storage.catalog.list_sources(),
+                                            storage.catalog.collections(), time.time()))
 
     @app.get("/subscriptions.opml", compress=True)
     def opml_subscriptions():
         from starfeed.serve.opml import subscriptions_opml
 
-        body = subscriptions_opml(storage.catalog.list_sources(), time.time())
-        return Response(200, OPML_TYPE, body.decode(), {"Cache-Control": "public, max-age=300"})
+        return opml_response(subscriptions_opml(storage.catalog.list_sources(), time.time()))
 
     @app.get("/api/item", compress=True)
     def api_item():
         from starfeed.serve.lookup import item_json
 
-        url = app.current_event.get_query_string_value("url")
-        if not url or not url.startswith(("http://", "https://")):
+        url = url_param()
+        if url is None:
             return text(400, "expected /api/item?url=ARTICLE_URL (an http or https URL)\n")
         entry = storage.catalog.entry_by_link(url)
         if entry is None:
@@ -202,6 +210,10 @@ def not_modified(obj: FeedObject, if_none_match: str | None, if_modified_since: 
 
 def text(status: int, body: str, headers: dict | None = None) -> Response:
     return Response(status, "text/plain; charset=utf-8", body, headers)
+
+
+def opml_response(body: bytes) -> Response:
+    return Response(200, OPML_TYPE, body.decode(), {"Cache-Control": "public, max-age=300"})
 
 
 def json_response(document: dict) -> Response:

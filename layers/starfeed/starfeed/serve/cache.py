@@ -29,7 +29,7 @@ class FeedCache:
     _items: OrderedDict = field(default_factory=OrderedDict)
     _bytes: int = 0
     stats: dict = field(default_factory=lambda: {"hits": 0, "misses": 0, "evictions": 0,
-                                                 "invalidations": 0})
+                                                 "invalidations": 0, "revalidations": 0})
 
     def get(self, key: str, load: Callable[[str | None], FeedObject | None]) -> tuple[FeedObject | None, bool]:
         """(object, hit). load(etag) fetches the object, raising NotModified when it still has
@@ -41,10 +41,11 @@ class FeedCache:
             return cached.obj, True
         try:
             obj = load(cached.obj.etag if cached else None)
-        except NotModified:
+        except NotModified:  # unchanged: a 304 from S3 renews the TTL, no body is read
             cached.checked_at = self.clock()
             self._items.move_to_end(key)
             self.stats["hits"] += 1
+            self.stats["revalidations"] += 1
             return cached.obj, True
         self.stats["misses"] += 1
         if cached is not None:

@@ -11,7 +11,6 @@ from botocore.config import Config
 from starfeed.settings import Settings
 from starfeed.store.blobs import Blobs
 from starfeed.store.counters import Counters
-from starfeed.store.dynamo import Catalog
 from starfeed.store.queues import Queues
 
 
@@ -25,7 +24,10 @@ class Storage:
                             config=Config(retries={"mode": "standard"}))
 
     @cached_property
-    def catalog(self) -> Catalog:
+    def catalog(self) -> "Catalog":
+        # PynamoDB loads on first use: the api function answers feeds without it, cold starts faster.
+        from starfeed.store.dynamo import Catalog
+
         return Catalog(self.settings)
 
     @cached_property
