@@ -91,7 +91,7 @@ def test_a_first_run_serves_the_demo_feeds_and_stops_cleanly(tmp_path):
         assert response.headers["Content-Type"].startswith("application/rss+xml")
         assert len(feedparser.parse(response.content).entries) >= 10
         atom = requests.get(run.base + "/feed", headers={"Accept": "application/atom+xml"}, timeout=5)
-        assert feedparser.parse(atom.content).version == "atom10" and atom.headers["Vary"] == "Accept"
+        assert feedparser.parse(atom.content).version == "atom10" and atom.headers["Vary"] == "Accept, Accept-Encoding"
         assert (tmp_path / "stack.json").exists()  # how the CLI finds this stack
     finally:
         output = run.stop()

@@ -45,7 +45,7 @@ def test_a_new_source_is_fetched_rendered_and_served(stack, storage, origin):
 
     atom = http_get(stack, "/feed", {"accept": "application/atom+xml"})
     assert atom["headers"]["Content-Type"].startswith("application/atom+xml")
-    assert atom["headers"]["Vary"] == "Accept"
+    assert atom["headers"]["Vary"] == "Accept, Accept-Encoding"
     assert feedparser.parse(body_of(atom)).version == "atom10"
     as_json = http_get(stack, "/feed.json")
     assert as_json["headers"]["Content-Type"].startswith("application/feed+json")

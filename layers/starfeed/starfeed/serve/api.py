@@ -66,7 +66,8 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
 
     def serve_object(key: str, negotiated: bool = False) -> Response:
         obj, hit = load(key)
-        vary = {"Vary": "Accept"} if negotiated else {}
+        # Every object route may gzip, so shared caches must key on Accept-Encoding too.
+        vary = {"Vary": "Accept, Accept-Encoding" if negotiated else "Accept-Encoding"}
         if obj is None:
             return text(404, f"/{key} has not been built yet: its source is new or unknown\n", vary)
         count(FORMAT_OF_EXTENSION.get(key.rsplit(".", 1)[-1], "other"), hit)

@@ -21,7 +21,7 @@ h1{font-size:1.5rem}h2{font-size:1.1rem;margin-top:1.6rem}.cards{display:flex;fl
 .card b{display:block;font-size:1.4rem}table{border-collapse:collapse;width:100%;font-size:.9rem}
 td,th{text-align:left;padding:.25rem .4rem;border-bottom:1px solid var(--line);vertical-align:top}
 .muted{color:var(--muted)}.bad{color:var(--bad)}svg text{fill:var(--fg);font-size:12px}
-svg rect{fill:var(--bar)}.wrap{overflow-x:auto}
+svg rect{fill:var(--bar)}svg{max-width:40rem}.wrap{overflow-x:auto}
 """
 
 
