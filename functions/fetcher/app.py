@@ -14,7 +14,8 @@ processor = SqsFifoPartialProcessor(skip_group_on_error=True)
 
 
 def fetch_record(record) -> None:
-    fetch_source(storage, json.loads(record.body)["source_id"])
+    message = json.loads(record.body)
+    fetch_source(storage, message["source_id"], lease=message.get("lease"))
 
 
 def handler(event, context):

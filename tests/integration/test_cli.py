@@ -21,8 +21,8 @@ def test_add_list_remove(stack, capsys, origin):
     stack.run_cycle()
     code, out, _ = run(capsys, "source", "list")
     header, *rows = out.splitlines()
-    assert header.split() == ["ID", "URL", "TITLE", "STATUS", "LAST", "FETCH", "NEXT", "CHECK",
-                              "LAST", "ERROR"]
+    assert header.split() == ["ID", "URL", "TITLE", "STATUS", "INTERVAL", "TIER", "LAST", "FETCH",
+                              "NEXT", "CHECK", "REASON", "FAILURES", "LAST", "ERROR"]
     row = next(r for r in rows if r.startswith(source_id))
     assert url in row and "CLI feed" in row and " ok " in row and " in " in row
     assert run(capsys, "source", "remove", source_id)[0] == 0
@@ -52,7 +52,11 @@ def test_opml_import(stack, capsys, tmp_path, origin):
                     f'<outline text="folder"><outline text="b" type="rss" xmlUrl="{urls[1]}"/>'
                     f'<outline text="c" type="rss" xmlUrl="{urls[2]}"/></outline></body></opml>')
     code, out, _ = run(capsys, "opml", "import", str(opml))
-    assert (code, out.strip()) == (0, f"imported 3 new sources of 3 in {opml}")
+    assert code == 0 and out.startswith(f"imported 3 new sources of 3 in {opml}")
+    import time as clock
+
+    checks = [s.next_check_at for s in stack_sources(stack) if s.url in urls]
+    assert len(checks) == 3 and all(c <= clock.time() + 60 for c in checks)  # spread over 60 s
     listed = run(capsys, "source", "list")[1]
     assert all(u in listed for u in urls)
 
@@ -88,3 +92,10 @@ def test_stack_name_reads_the_deployed_stacks_outputs(stack, capsys, monkeypatch
     url = origin.serve("/via-stack.xml", Reply(200, rss(("s", "S"))))
     assert run(capsys, "--stack", "starfeed-prod", "source", "add", url)[0] == 0
     assert url in run(capsys, "--stack", "starfeed-prod", "source", "list")[1]
+
+
+def stack_sources(stack):
+    from starfeed.settings import Settings
+    from starfeed.store import Storage
+
+    return Storage(Settings.from_env(stack.environment)).catalog.list_sources()

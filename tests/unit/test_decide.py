@@ -51,7 +51,7 @@ def test_seed_002_backoff_waits_interval_times_two_to_the_failures():
 
 
 def test_backoff_is_capped():
-    d = after(source(interval=3600, consecutive_failures=9), FetchOutcome(None, error="refused"))
+    d = after(source(interval=3600, consecutive_failures=5), FetchOutcome(None, error="refused"))
     assert d.next_check_at == NOW + SETTINGS.backoff_cap
 
 
@@ -79,3 +79,55 @@ def test_jitter_stays_within_fifteen_percent(seed):
     d = decide(source(interval=1000), FetchOutcome(304, not_modified=True), SETTINGS, NOW,
                random.Random(seed))
     assert 1250 * 0.85 <= d.next_check_at - NOW <= 1250 * 1.15
+
+
+def test_the_circuit_breaker_parks_a_source_after_ten_failures_under_any_policy():
+    for policy in ("backoff", "one-strike"):
+        d = after(source(consecutive_failures=9, policy=policy), FetchOutcome(500, error="HTTP 500"))
+        assert (d.dead, d.next_check_at, d.consecutive_failures) == (True, None, 10)
+        assert d.reason.startswith("circuit-open")
+
+
+def test_one_strike_takes_the_source_off_the_schedule_at_the_first_error():
+    d = after(source(policy="one-strike"), FetchOutcome(404, error="404 Not Found"))
+    assert (d.dead, d.next_check_at, d.reason) == (True, None, "one-strike")
+    assert after(source(policy="one-strike"), FetchOutcome(200, new_entries=1)).next_check_at
+
+
+def test_the_ewma_of_publication_gaps_is_blended_in():
+    hour = 3600.0
+    posts = tuple(NOW - n * hour for n in reversed(range(6)))  # hourly
+    d = after(source(interval=20000), FetchOutcome(200, new_entries=1, publications=posts))
+    # x0.75 then blended: 0.5 * clamp(ewma=3600) + 0.5 * 15000
+    assert d.ewma == hour and d.interval == int(0.5 * hour + 0.5 * 15000)
+    assert d.reason == "new-entries+ewma" and d.publications == posts
+
+
+def test_only_the_latest_twenty_publications_are_kept():
+    posts = tuple(NOW - n * 60 for n in range(40))
+    d = after(source(), FetchOutcome(200, new_entries=1, publications=posts))
+    assert len(d.publications) == 20 and d.publications[-1] == NOW
+
+
+def test_http_freshness_is_a_floor_and_per_source_clamps_apply():
+    d = after(source(interval=600), FetchOutcome(200, new_entries=1, fresh_for=7200))
+    assert (d.interval, d.reason) == (7200, "new-entries+publisher-floor")
+    tight = source(interval=600, min_interval=60, max_interval=900)
+    assert after(tight, FetchOutcome(304, not_modified=True)).interval == 750
+    assert after(tight, FetchOutcome(200, new_entries=1, fresh_for=7200)).interval == 900
+
+
+def test_skip_hours_and_days_move_the_check_out_of_quiet_windows():
+    import calendar
+    import time
+    from starfeed.schedule.decide import skip_windows
+
+    monday_0230 = float(calendar.timegm((2026, 11, 23, 2, 30, 0)))  # a Monday
+    assert time.gmtime(monday_0230).tm_wday == 0 and time.gmtime(monday_0230).tm_hour == 2
+    assert time.gmtime(skip_windows(monday_0230, (2, 3), ())).tm_hour == 4
+    moved = skip_windows(monday_0230, (), ("Mon",))
+    assert time.gmtime(moved).tm_wday == 1 and time.gmtime(moved).tm_hour == 0
+    assert skip_windows(monday_0230, (), ()) == monday_0230
+    d = decide(source(interval=600), FetchOutcome(200, new_entries=1, skip_hours=tuple(range(24)),
+               skip_days=("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")), SETTINGS, NOW, NoJitter())
+    assert d.next_check_at is not None  # a feed that skips everything still gets checked

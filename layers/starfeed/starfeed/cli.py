@@ -123,6 +123,8 @@ def _inspect(args) -> int:
 
 
 def _source_list(args) -> None:
+    from starfeed.schedule.github import tier_of
+
     sources = connect(args.stack).catalog.list_sources()
     if args.json:
         from dataclasses import asdict
@@ -130,16 +132,44 @@ def _source_list(args) -> None:
         print(json.dumps([asdict(s) for s in sources], indent=1))
         return
     now = time.time()
-    rows = [("ID", "URL", "TITLE", "STATUS", "LAST FETCH", "NEXT CHECK", "LAST ERROR")]
+    rows = [("ID", "URL", "TITLE", "STATUS", "INTERVAL", "TIER", "LAST FETCH", "NEXT CHECK", "REASON",
+             "FAILURES", "LAST ERROR")]
     for s in sources:
         status = s.status if s.enabled else "disabled"
         rows.append((s.source_id, s.url, _clip(s.title or "-", 30), status,
-                     _ago(s.last_fetch_at, now), _until(s.next_check_at, now), s.last_error or "-"))
+                     _span(s.interval) if s.interval else "-", tier_of(s.interval / 60) if s.interval else "-",
+                     _ago(s.last_fetch_at, now), _until(s.next_check_at, now), s.reason or "-",
+                     str(s.consecutive_failures), s.last_error or "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
     if len(rows) == 1:
         print("(no sources: add one with `starfeed source add URL`)")
+
+
+def _source_sync(args) -> None:
+    """Seed 004's resurrection: due now, error, failures and lease cleared; refused when disabled."""
+    storage = connect(args.stack)
+    changes = {"next_check_at": time.time(), "last_error": None, "locked_until": None,
+               "consecutive_failures": 0}
+    if not storage.catalog.change_source(args.id, changes, require_enabled=True):
+        source = storage.catalog.get_source(args.id)
+        raise CliError(f"no source with id {args.id}" if source is None
+                       else f"{args.id} is disabled: `starfeed source enable {args.id}` first")
+    print(f"{args.id} is due now: the next scheduler run fetches it")
+
+
+def _source_set(args) -> None:
+    value = getattr(args, "value", None)
+    field, value, said = {
+        "enable": ("enabled", True, "enabled (its schedule is as it was)"),
+        "disable": ("enabled", False, "disabled: never fetched, never served, off the schedule"),
+        "polling": ("polling", value == "on", f"polling {value}"),
+        "policy": ("policy", value, f"failure policy {value}"),
+    }[args.verb]
+    if not connect(args.stack).catalog.change_source(args.id, {field: value}):
+        raise CliError(f"no source with id {args.id}: see `starfeed source list`")
+    print(f"{args.id}: {said}")
 
 
 def _source_remove(args) -> None:
@@ -164,10 +194,11 @@ def _opml_import(args) -> None:
     added = 0
     for url in urls:
         try:
-            added += add_source(storage, url, now)[1]
+            added += add_source(storage, url, now, jitter=storage.settings.startup_jitter)[1]
         except BadSource as exc:
             print(f"skipped: {exc}", file=sys.stderr)
-    print(f"imported {added} new sources of {len(urls)} in {args.file}")
+    print(f"imported {added} new sources of {len(urls)} in {args.file}; their first fetches are "
+          f"spread over {storage.settings.startup_jitter} s")
 
 
 def _local_run(args) -> int:
@@ -207,6 +238,21 @@ def _parser() -> argparse.ArgumentParser:
     listing = source.add_parser("list", help="every source with its status and schedule")
     listing.add_argument("--json", action="store_true", help="one JSON array instead of a table")
     listing.set_defaults(action=_source_list)
+    sync = source.add_parser("sync", help="fetch now: clear the error and the lease (not when disabled)")
+    sync.add_argument("id")
+    sync.set_defaults(action=_source_sync)
+    for verb, text in (("enable", "fetch and serve it again"), ("disable", "stop fetching and serving it")):
+        toggle = source.add_parser(verb, help=text)
+        toggle.add_argument("id")
+        toggle.set_defaults(action=_source_set)
+    polling = source.add_parser("polling", help="off: the next fetch is the last (seed 004)")
+    polling.add_argument("id")
+    polling.add_argument("value", choices=("on", "off"))
+    polling.set_defaults(action=_source_set)
+    policy = source.add_parser("policy", help="on failure: backoff (default) or one-strike")
+    policy.add_argument("id")
+    policy.add_argument("value", choices=("backoff", "one-strike"))
+    policy.set_defaults(action=_source_set)
     remove = source.add_parser("remove", help="unsubscribe")
     remove.add_argument("id")
     remove.set_defaults(action=_source_remove)

@@ -63,6 +63,14 @@ class Source:
     redirect_url: str | None = None
     redirect_count: int = 0
     url_changes: list[dict] = field(default_factory=list)  # {from, to, at}
+    # Scheduling policy and state.
+    policy: str = "backoff"  # backoff (seed 002) | one-strike (seed 004)
+    min_interval: int | None = None  # per-source overrides of the global clamps (seconds)
+    max_interval: int | None = None
+    publications: list[float] = field(default_factory=list)  # the latest 20, ascending
+    ewma_interarrival: float | None = None  # seconds
+    # The last decisions, newest first: {at, reason, before, after}.
+    decisions: list[dict] = field(default_factory=list)
     # Schedule: the interval, why it was chosen, and when the source is next due.
     interval: int = 0
     reason: str | None = None
@@ -113,6 +121,10 @@ class FetchOutcome:
     error: str | None = None
     retry_after: float | None = None
     ttl_minutes: int | None = None
+    fresh_for: float | None = None  # HTTP Cache-Control max-age or Expires, in seconds
+    skip_hours: tuple[int, ...] = ()
+    skip_days: tuple[str, ...] = ()
+    publications: tuple[float, ...] = ()  # publication times seen in the document
 
     @property
     def failed(self) -> bool:

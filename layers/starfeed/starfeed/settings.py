@@ -35,6 +35,11 @@ class Settings:
     max_interval: int = 86400
     backoff_cap: int = 86400
     lease_seconds: int = 600
+    # Hosts allowed several fetches at once: "host=N,host2=M" (FIFO message groups host#0..N-1).
+    host_groups: str = "api.github.com=5"
+    startup_jitter: int = 60  # seconds over which a bulk import's first checks are spread
+    circuit_breaker: int = 10  # consecutive failures that park a source as dead
+    decision_history: int = 10  # decisions remembered on each source
     due_shards: int = 4
     # Fetching.
     connect_timeout: float = 5.0
@@ -56,6 +61,13 @@ class Settings:
     feed_item_limit: int = 50
     cache_max_age: int = 300
     api_cache_ttl: float = 30.0  # seconds a warm api function serves an object before revalidating
+
+    def host_groups_for(self, host: str) -> int:
+        for part in self.host_groups.split(","):
+            name, _, count = part.strip().partition("=")
+            if name.lower() == host and count.strip().isdigit():
+                return max(1, int(count))
+        return 1
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+import random
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -19,7 +20,8 @@ COLLECTION_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 def new_source(url: str, now: float, collections: list[str] | None = None, *, kind: str = "feed",
-               enforce_feed_domain: bool = False) -> Source:
+               enforce_feed_domain: bool = False, jitter: float = 0.0) -> Source:
+    """jitter: seed 002's startup jitter, so a bulk import does not hit every host at once."""
     url = url.strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -28,7 +30,8 @@ def new_source(url: str, now: float, collections: list[str] | None = None, *, ki
         if not COLLECTION_NAME.fullmatch(collection):
             raise BadSource(f"collection names are lower-case letters, digits, - and _: {collection!r}")
     # Due at once: the next scheduler run fetches it.
-    return Source(source_id=source_id_for(url), url=url, created_at=now, next_check_at=now,
+    return Source(source_id=source_id_for(url), url=url, created_at=now,
+                  next_check_at=now + random.uniform(0, jitter) if jitter else now,
                   collections=list(collections or []), kind=kind, root_domain=root_domain_of(url),
                   enforce_feed_domain=enforce_feed_domain)
 

@@ -8,7 +8,7 @@ import random
 import time
 import uuid
 
-from starfeed.fetch.http import FetchResult, fetch
+from starfeed.fetch.http import FetchResult, fetch, parse_retry_after
 from starfeed.model import FetchOutcome, Source
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.normalize import rfc3339
@@ -20,14 +20,18 @@ from starfeed.store import Storage
 log = logging.getLogger(__name__)
 
 
-def fetch_source(storage: Storage, source_id: str, now: float | None = None,
-                 rng: random.Random | None = None) -> FetchOutcome | None:
-    """The fetch's outcome; None when the source is gone or disabled (the message is done with)."""
+def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
+                 now: float | None = None, rng: random.Random | None = None) -> FetchOutcome | None:
+    """The fetch's outcome; None when the message is done with unfetched: the source is gone or
+    disabled, or the message's lease is no longer the source's (a redelivered or stale one)."""
     now = time.time() if now is None else now
     settings = storage.settings
     source = storage.catalog.get_source(source_id)
     if source is None or not source.enabled:
         log.info("fetcher: %s is gone or disabled; skipped", source_id)
+        return None
+    if lease is not None and source.locked_until != lease:
+        log.info("fetcher: %s: this message's lease is not the source's; skipped", source.url)
         return None
     lease, first_fetch = source.locked_until, source.status == "new"
     result = fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified)
@@ -38,7 +42,9 @@ def fetch_source(storage: Storage, source_id: str, now: float | None = None,
         for entry in ingested.entries:
             entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
         new = storage.catalog.upsert_entries(ingested.entries, now)
-        outcome = FetchOutcome(result.status, new_entries=len(new), ttl_minutes=ingested.ttl_minutes)
+        outcome = FetchOutcome(result.status, new_entries=len(new), ttl_minutes=ingested.ttl_minutes,
+                               fresh_for=freshness(result.headers, now), skip_hours=ingested.skip_hours,
+                               skip_days=ingested.skip_days, publications=ingested.publications)
         source.title = ingested.title or source.title
         source.site_url = ingested.link or source.site_url
 
@@ -60,7 +66,7 @@ def _outcome(source: Source, result: FetchResult, now: float,
     if result.error:
         return FetchOutcome(result.status, error=result.error, retry_after=result.retry_after), None
     if result.not_modified or _same_validators(source, result):
-        return FetchOutcome(result.status, not_modified=True), None
+        return FetchOutcome(result.status, not_modified=True, fresh_for=freshness(result.headers, now)), None
     ingested = ingest(result.body, result.url, result.headers.get("Content-Type"), source, now, settings)
     if ingested.error:
         return FetchOutcome(result.status, error=ingested.error), None
@@ -71,10 +77,15 @@ def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref:
             now: float, settings: Settings, rng: random.Random) -> None:
     """The fetch's outcome and the next check, written onto the source."""
     decision = decide(source, outcome, settings, now, rng)
+    source.decisions = ([{"at": rfc3339(now), "reason": decision.reason, "before": source.interval,
+                          "after": decision.interval}] + source.decisions)[:settings.decision_history]
     source.interval, source.next_check_at = decision.interval, decision.next_check_at
     source.reason, source.consecutive_failures = decision.reason, decision.consecutive_failures
+    source.publications, source.ewma_interarrival = list(decision.publications), decision.ewma
     source.last_fetch_at, source.http_status, source.last_error = now, result.status, outcome.error
-    if outcome.failed:
+    if decision.dead:
+        source.status = "dead"  # off the schedule until `starfeed source sync`
+    elif outcome.failed:
         source.status = "error"
     else:
         source.status = "not-modified" if outcome.not_modified else "ok"
@@ -104,6 +115,20 @@ def _follow_permanent_redirect(source: Source, result: FetchResult, now: float,
         log.info("fetcher: %s moved permanently to %s; the source now uses it", source.url, target)
         source.url_changes = source.url_changes + [{"from": source.url, "to": target, "at": rfc3339(now)}]
         source.url, source.redirect_url, source.redirect_count = target, None, 0
+
+
+def freshness(headers: dict, now: float) -> float | None:
+    """How long the response says it stays fresh: Cache-Control max-age, else Expires."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    control = lowered.get("cache-control", "").lower()
+    if "no-cache" in control or "no-store" in control:
+        return None
+    for part in control.split(","):
+        name, _, value = part.strip().partition("=")
+        if name == "max-age" and value.strip().isdigit():
+            return float(value)
+    expires = parse_retry_after(lowered.get("expires"), now) if lowered.get("expires") else None
+    return expires or None
 
 
 def _same_validators(source: Source, result: FetchResult) -> bool:

@@ -18,12 +18,21 @@ _MARKUP = re.compile(rb"<!\[CDATA\[.*?\]\]>|<!--.*?-->|<(/?)[A-Za-z_][^\s/>]*[^>
 _BENIGN = (feedparser.NonXMLContentType, feedparser.CharacterEncodingOverride)
 
 
+_SKIP_HOURS = re.compile(rb"<skipHours>(.{0,2000}?)</skipHours>", re.DOTALL | re.IGNORECASE)
+_SKIP_DAYS = re.compile(rb"<skipDays>(.{0,2000}?)</skipDays>", re.DOTALL | re.IGNORECASE)
+_HOUR = re.compile(rb"<hour>\s*(\d{1,2})\s*</hour>", re.IGNORECASE)
+_DAY = re.compile(rb"<day>\s*([A-Za-z]{3})[A-Za-z]*\s*</day>", re.IGNORECASE)
+
+
 @dataclass
 class ParsedFeed:
     format: str | None = None  # rss20, atom10, rss10, json11, ...
     title: str | None = None
     link: str | None = None
     ttl_minutes: int | None = None
+    # RSS skipHours (0-23, UTC) and skipDays ("Mon".."Sun"); feedparser keeps only the last one.
+    skip_hours: tuple[int, ...] = ()
+    skip_days: tuple[str, ...] = ()
     entries: list = field(default_factory=list)  # feedparser-shaped entry dicts
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
@@ -67,9 +76,18 @@ def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
     problem = parsed.get("bozo_exception")
     warnings = [f"ill-formed XML, read leniently: {str(problem)[:200]}"] \
         if problem is not None and not isinstance(problem, _BENIGN) else []
+    hours, days = _skip_windows(body)
     return ParsedFeed(format=parsed.get("version") or "unknown", title=channel.get("title"),
                       link=channel.get("link"), ttl_minutes=_int(channel.get("ttl")),
-                      entries=list(parsed.entries), warnings=warnings)
+                      skip_hours=hours, skip_days=days, entries=list(parsed.entries),
+                      warnings=warnings)
+
+
+def _skip_windows(body: bytes) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    hours = _SKIP_HOURS.search(body)
+    days = _SKIP_DAYS.search(body)
+    return (tuple(sorted({int(h) for h in _HOUR.findall(hours.group(1)) if int(h) < 24})) if hours else (),
+            tuple(sorted({d.decode().capitalize() for d in _DAY.findall(days.group(1))})) if days else ())
 
 
 def _limit(parsed: ParsedFeed, max_items: int) -> ParsedFeed:

@@ -3,6 +3,8 @@ the fetcher and `starfeed inspect`, so inspecting a feed shows exactly what inge
 
 from __future__ import annotations
 
+import calendar
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -25,6 +27,9 @@ class Ingested:
     title: str | None = None
     link: str | None = None
     ttl_minutes: int | None = None
+    skip_hours: tuple[int, ...] = ()
+    skip_days: tuple[str, ...] = ()
+    publications: tuple[float, ...] = ()  # every parsed entry's publication time, for the EWMA
     parsed_count: int = 0
     entries: list[Entry] = field(default_factory=list)
     dropped: Counter = field(default_factory=Counter)
@@ -48,8 +53,17 @@ def ingest(body: bytes, url: str, content_type: str | None, source: Source, now:
     entries = normalize_entries(parsed.entries, source.source_id, url, now)
     filtered = filter_entries(entries, source, now, settings.max_article_age_days)
     return Ingested(format=parsed.format, title=clean_text(parsed.title), link=parsed.link,
-                    ttl_minutes=parsed.ttl_minutes, parsed_count=len(entries),
+                    ttl_minutes=parsed.ttl_minutes, skip_hours=parsed.skip_hours,
+                    skip_days=parsed.skip_days, publications=_publications(entries, now),
+                    parsed_count=len(entries),
                     entries=filtered.kept, dropped=filtered.dropped, warnings=parsed.warnings)
+
+
+def _publications(entries: list[Entry], now: float) -> tuple[float, ...]:
+    """When the entries were published (future dates are not evidence of a rhythm)."""
+    times = (calendar.timegm(time.strptime(e.published, "%Y-%m-%dT%H:%M:%SZ"))
+             for e in entries if e.published)
+    return tuple(sorted(t for t in times if t <= now))
 
 
 def _website(body: bytes, url: str, source: Source, now: float, settings: Settings) -> Ingested:

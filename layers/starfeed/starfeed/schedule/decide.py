@@ -1,11 +1,14 @@
 """The interval decision: source state + fetch outcome -> next check. Pure: no I/O, no clock.
 
-Seed 003 §6.2 for the interval, seed 002 for failure backoff.
+Seed 003 §6.2 in full (multiplicative steps, EWMA of inter-arrival blended in, clamps, publisher
+ttl and HTTP freshness as floors, skipHours/skipDays, jitter, Retry-After exactly), with seed
+002's exponential backoff or seed 004's one strike on failure, and a circuit breaker for both.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 
 from starfeed.model import FetchOutcome, Source
@@ -13,7 +16,11 @@ from starfeed.settings import Settings
 
 UP_FACTOR = 1.25
 DOWN_FACTOR = 0.75
+EWMA_ALPHA = 0.3
+BLEND_LAMBDA = 0.5
 JITTER_RATIO = 0.15
+HISTORY = 20  # publication times kept for the EWMA (seed 003 §6.3)
+DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
 @dataclass(frozen=True)
@@ -22,33 +29,89 @@ class Decision:
     next_check_at: float | None  # None: not re-armed
     reason: str
     consecutive_failures: int
+    ewma: float | None = None  # EWMA of inter-arrival (seconds)
+    publications: tuple[float, ...] = ()  # the latest publication times, ascending
+    dead: bool = False  # parked: off the schedule until a sync
 
 
 def decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float,
            rng: random.Random) -> Decision:
-    interval = float(source.interval or settings.default_interval)
-    failures = source.consecutive_failures + 1 if outcome.failed else 0
+    before = float(source.interval or settings.default_interval)
+    low, high = _bounds(source, settings)
+    publications = _merge(source.publications, outcome.publications)
+    ewma = ewma_interarrival(publications) if publications != tuple(source.publications) else source.ewma_interarrival
 
     if outcome.retry_after is not None:
         # The publisher said exactly when to come back: no jitter, no clamp.
-        return Decision(int(interval), _rearm(source, now + outcome.retry_after), "retry-after",
-                        failures)
+        return Decision(int(before), _rearm(source, now + outcome.retry_after), "retry-after",
+                        source.consecutive_failures + 1, ewma, publications)
     if outcome.failed:
-        wait = min(interval * 2 ** failures, settings.backoff_cap)
-        return Decision(int(interval), _rearm(source, now + _jitter(wait, rng)), "error-backoff",
-                        failures)
+        failures = source.consecutive_failures + 1
+        if failures >= settings.circuit_breaker:
+            return Decision(int(before), None, f"circuit-open after {failures} failures", failures,
+                            ewma, publications, dead=True)
+        if source.policy == "one-strike":
+            return Decision(int(before), None, "one-strike", failures, ewma, publications, dead=True)
+        wait = min(before * 2 ** failures, settings.backoff_cap)
+        return Decision(int(before), _rearm(source, now + _jitter(wait, rng)), "error-backoff",
+                        failures, ewma, publications)
 
     if outcome.not_modified:
-        interval, reason = interval * UP_FACTOR, "not-modified"
+        interval, reason = before * UP_FACTOR, "not-modified"
     elif outcome.new_entries > 0:
-        interval, reason = interval * DOWN_FACTOR, "new-entries"
+        interval, reason = before * DOWN_FACTOR, "new-entries"
     else:
-        interval, reason = interval * UP_FACTOR, "no-new-entries"
-    interval = min(max(interval, settings.min_interval), settings.max_interval)
-    if outcome.ttl_minutes:
-        # The publisher's ttl is a floor (seed 003 §4.6: clamp to [ttl, max]).
-        interval = max(interval, min(outcome.ttl_minutes * 60, settings.max_interval))
-    return Decision(int(interval), _rearm(source, now + _jitter(interval, rng)), reason, 0)
+        interval, reason = before * UP_FACTOR, "no-new-entries"
+    interval = _clamp(interval, low, high)
+    if ewma is not None:
+        interval = _clamp(BLEND_LAMBDA * _clamp(ewma, low, high) + (1 - BLEND_LAMBDA) * interval, low, high)
+        reason += "+ewma"
+    floor = max(outcome.ttl_minutes * 60 if outcome.ttl_minutes else 0, outcome.fresh_for or 0)
+    if floor > interval:
+        # The publisher's ttl and HTTP freshness are floors (seed 003 §4.6: clamp to [ttl, max]).
+        interval, reason = min(floor, high), reason + "+publisher-floor"
+    at = now + _jitter(interval, rng)
+    shifted = skip_windows(at, outcome.skip_hours, outcome.skip_days)
+    if shifted != at:
+        reason += "+skip-window"
+    return Decision(int(interval), _rearm(source, shifted), reason, 0, ewma, publications)
+
+
+def ewma_interarrival(publications: tuple[float, ...]) -> float | None:
+    """Seed 003 §6.3: EWMA (alpha 0.3) of the gaps between the latest publications, oldest first."""
+    gaps = [b - a for a, b in zip(publications, publications[1:]) if b > a]
+    if not gaps:
+        return None
+    ewma = gaps[0]
+    for gap in gaps[1:]:
+        ewma = EWMA_ALPHA * gap + (1 - EWMA_ALPHA) * ewma
+    return ewma
+
+
+def skip_windows(at: float, skip_hours: tuple[int, ...], skip_days: tuple[str, ...]) -> float:
+    """Move a check out of the publisher's quiet hours and days (UTC, as RSS defines them)."""
+    if not skip_hours and not skip_days:
+        return at
+    for _ in range(24 * 8):
+        moment = time.gmtime(at)
+        if moment.tm_hour not in skip_hours and DAYS[moment.tm_wday] not in skip_days:
+            return at
+        at = (int(at) // 3600 + 1) * 3600  # the start of the next hour
+    return at
+
+
+def _bounds(source: Source, settings: Settings) -> tuple[float, float]:
+    low = source.min_interval or settings.min_interval
+    high = source.max_interval or settings.max_interval
+    return float(low), float(max(low, high))
+
+
+def _merge(known: list[float], seen: tuple[float, ...]) -> tuple[float, ...]:
+    return tuple(sorted(set(known) | set(seen))[-HISTORY:])
+
+
+def _clamp(value: float, low: float, high: float) -> float:
+    return min(max(value, low), high)
 
 
 def _jitter(seconds: float, rng: random.Random) -> float:

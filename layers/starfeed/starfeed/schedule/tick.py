@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import logging
+import zlib
 from dataclasses import dataclass
+
+from starfeed.model import Source
+from starfeed.settings import Settings
 
 from starfeed.store import Storage
 from starfeed.store.queues import FetchMessage
@@ -18,6 +22,14 @@ class TickReport:
     enqueued: int
 
 
+def message_group(source: Source, settings: Settings) -> str:
+    """The source's host (one fetch at a time per host), or one of N groups for a host allowed
+    N at once (STARFEED_HOST_GROUPS, e.g. "api.github.com=5")."""
+    host = source.host
+    groups = settings.host_groups_for(host)
+    return host if groups <= 1 else f"{host}#{zlib.crc32(source.source_id.encode()) % groups}"
+
+
 def run_tick(storage: Storage, now: float) -> TickReport:
     due = storage.catalog.due_source_ids(now)
     messages = []
@@ -25,7 +37,8 @@ def run_tick(storage: Storage, now: float) -> TickReport:
         source = storage.catalog.take_lease(source_id, now)
         if source is None:
             continue  # another run holds it, or it stopped being due
-        messages.append(FetchMessage(source.source_id, source.next_check_at or now, source.host))
+        messages.append(FetchMessage(source.source_id, source.next_check_at or now,
+                                     message_group(source, storage.settings), source.locked_until))
     enqueued = storage.queues.send_fetches(messages)
     if due:
         log.info("scheduler: %d due, %d leased, %d enqueued", len(due), len(messages), enqueued)

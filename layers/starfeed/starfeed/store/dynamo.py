@@ -67,6 +67,12 @@ def build_models(settings: Settings):
         redirect_url = UnicodeAttribute(null=True)
         redirect_count = NumberAttribute(default=0)
         url_changes = JSONAttribute(default=list)
+        policy = UnicodeAttribute(default="backoff")
+        min_interval = NumberAttribute(null=True)
+        max_interval = NumberAttribute(null=True)
+        publications = JSONAttribute(default=list)
+        ewma_interarrival = NumberAttribute(null=True)
+        decisions = JSONAttribute(default=list)
         interval = NumberAttribute(default=0)
         reason = UnicodeAttribute(null=True)
         next_check_at = NumberAttribute(null=True)
@@ -229,7 +235,8 @@ class Catalog:
         S = self.Source
         values = {name: getattr(source, name) for name in _SOURCE_FIELDS
                   if name not in ("source_id", "created_at", "collections", "kind", "polling",
-                                  "locked_until", "enforce_feed_domain")}
+                                  "locked_until", "enforce_feed_domain", "policy", "min_interval",
+                                  "max_interval")}
         if source.enabled:
             del values["enabled"]  # a fetch only ever disables (410); it never re-enables
         values.update(self._due_keys(source))
@@ -239,6 +246,26 @@ class Catalog:
         condition = (S.locked_until == lease) if lease is not None else S.source_id.exists()
         try:
             S(source.source_id).update(actions=actions, condition=condition)
+        except UpdateError as exc:
+            if exc.cause_response_code == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def change_source(self, source_id: str, changes: dict, *, require_enabled: bool = False) -> bool:
+        """Set (or, with None, remove) fields of one source; False when it does not exist, or is
+        disabled and require_enabled. The Due index keys follow next_check_at and enabled."""
+        source = self.get_source(source_id)
+        if source is None:
+            return False
+        for name, value in changes.items():
+            setattr(source, name, value)
+        S = self.Source
+        values = {**changes, **self._due_keys(source)}
+        actions = [getattr(S, k).remove() if v is None else getattr(S, k).set(v) for k, v in values.items()]
+        condition = S.source_id.exists() & ((S.enabled == True) if require_enabled else S.source_id.exists())  # noqa: E712
+        try:
+            S(source_id).update(actions=actions, condition=condition)
         except UpdateError as exc:
             if exc.cause_response_code == "ConditionalCheckFailedException":
                 return False

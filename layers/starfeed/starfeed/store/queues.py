@@ -15,10 +15,12 @@ class FetchMessage:
     source_id: str
     scheduled_at: float
     group: str  # the source's host: one fetch per host at a time
+    lease: float | None = None  # the lease this fetch holds; a stale message is skipped
 
     @property
     def body(self) -> str:
-        return json.dumps({"source_id": self.source_id, "scheduled_at": self.scheduled_at})
+        return json.dumps({"source_id": self.source_id, "scheduled_at": self.scheduled_at,
+                           "lease": self.lease})
 
     @property
     def deduplication_id(self) -> str:

@@ -1,0 +1,108 @@
+"""Issue 7's leases, policies and CLI verbs through the local stack."""
+
+import json
+import threading
+import time
+
+from origin import Reply, rss
+from starfeed.cli import main
+from starfeed.fetch.job import fetch_source
+from starfeed.sources import add_source
+
+
+def subscribe(storage, url, **options):
+    return add_source(storage, url, time.time() - 3600, **options)[0]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def fetch_queue_bodies(stack):
+    """What the scheduler enqueued (received and released again for the fetcher)."""
+    sqs, url = stack.sqs, stack.queue("FetchQueue")
+    messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0).get("Messages", [])
+    return [json.loads(m["Body"]) for m in messages]
+
+
+def test_two_scheduler_runs_at_once_lease_each_source_once(stack, storage, origin):
+    stack.run_cycle()
+    sources = [subscribe(storage, origin.serve(f"/race{n}.xml", Reply(200, rss(("r", "R"))))) for n in range(6)]
+    reports = []
+    threads = [threading.Thread(target=lambda: reports.append(stack.functions["SchedulerFunction"].module.run_tick(
+        stack.functions["SchedulerFunction"].module.storage, time.time()))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(r.leased for r in reports) == len(sources)
+    stack.drain()
+    assert all(len(origin.hits(f"/race{n}.xml")) == 1 for n in range(6))
+
+
+def test_a_redelivered_message_does_not_fetch_twice(stack, storage, origin):
+    url = origin.serve("/redelivered.xml", Reply(200, rss(("x", "X"))))
+    source = subscribe(storage, url)
+    stack.run_cycle()  # leased, fetched, lease released
+    assert storage.catalog.get_source(source.source_id).locked_until is None
+    old_lease = time.time() - 100
+    assert fetch_source(storage, source.source_id, lease=old_lease) is None  # the redelivery
+    assert len(origin.hits("/redelivered.xml")) == 1
+
+
+def test_a_dead_fetchers_lease_expires_and_is_taken_over(stack, storage, origin):
+    url = origin.serve("/orphan.xml", Reply(200, rss(("o", "O"))))
+    source = subscribe(storage, url)
+    now = time.time()
+    assert storage.catalog.take_lease(source.source_id, now) is not None  # then the fetcher dies
+    assert storage.catalog.take_lease(source.source_id, now + 1) is None  # still held
+    later = now + storage.settings.lease_seconds + 1
+    assert storage.catalog.take_lease(source.source_id, later) is not None  # expired: taken over
+
+
+def test_decisions_are_recorded_and_listed(stack, storage, capsys, origin):
+    url = origin.serve("/decided.xml", Reply(200, rss(("d1", "D1"), ("d2", "D2"), ("d3", "D3"))))
+    source = subscribe(storage, url)
+    stack.run_cycle()
+    stored = storage.catalog.get_source(source.source_id)
+    assert stored.decisions[0]["reason"].startswith("new-entries")
+    assert stored.decisions[0]["before"] == 0 and stored.decisions[0]["after"] == stored.interval
+    assert stored.ewma_interarrival == 60 and len(stored.publications) == 3
+    row = next(r for r in run(capsys, "source", "list")[1].splitlines() if r.startswith(source.source_id))
+    # 900 s x 0.75 = 675 s, blended with the EWMA (60 s, clamped to 300 s): 487 s, tier high.
+    assert stored.interval == 487 and "new-entries+ewma" in row and " high " in row
+
+
+def test_sync_enable_disable_polling_and_policy(stack, storage, capsys, origin):
+    url = origin.serve("/verbs.xml", Reply(500))
+    source = subscribe(storage, url)
+    sid = source.source_id
+    assert run(capsys, "source", "policy", sid, "one-strike")[0] == 0
+    stack.run_cycle()
+    dead = storage.catalog.get_source(sid)
+    assert (dead.status, dead.next_check_at, dead.reason) == ("dead", None, "one-strike")
+    assert sid not in storage.catalog.due_source_ids(time.time() + 10 ** 9)
+    assert run(capsys, "source", "disable", sid)[0] == 0
+    code, _, err = run(capsys, "source", "sync", sid)
+    assert code == 1 and "disabled" in err
+    assert run(capsys, "source", "enable", sid)[0] == 0
+    assert storage.catalog.get_source(sid).next_check_at is None  # enabling does not schedule
+    assert run(capsys, "source", "sync", sid)[0] == 0
+    synced = storage.catalog.get_source(sid)
+    assert synced.last_error is None and synced.consecutive_failures == 0
+    assert sid in storage.catalog.due_source_ids(time.time() + 1)
+    assert run(capsys, "source", "polling", sid, "off")[0] == 0 and not storage.catalog.get_source(sid).polling
+    assert run(capsys, "source", "sync", "nosuchsource")[0] == 1
+
+
+def test_a_host_allowed_several_groups_gets_them(stack, storage):
+    from starfeed.model import Source
+    from starfeed.schedule.tick import message_group
+
+    settings = storage.settings
+    groups = {message_group(Source(source_id=f"{n:012x}", url=f"https://api.github.com/users/u{n}/starred"), settings)
+              for n in range(50)}
+    assert groups == {f"api.github.com#{n}" for n in range(5)}
+    assert message_group(Source(source_id="a", url="https://example.org/feed"), settings) == "example.org"
