@@ -106,3 +106,26 @@ def test_a_host_allowed_several_groups_gets_them(stack, storage):
               for n in range(50)}
     assert groups == {f"api.github.com#{n}" for n in range(5)}
     assert message_group(Source(source_id="a", url="https://example.org/feed"), settings) == "example.org"
+
+
+def test_a_429_pauses_every_source_on_the_host_not_only_the_one_that_got_it(stack, storage, origin):
+    stack.run_cycle()
+    # "localhost": a host of its own, so the pause does not touch other tests' sources.
+    limited = subscribe(storage, origin.serve("/limited.xml", Reply(429, headers={"Retry-After": "600"})
+                                              ).replace("127.0.0.1", "localhost"))
+    sibling = subscribe(storage, origin.serve("/sibling.xml", Reply(200, rss(("s", "S")))
+                                              ).replace("127.0.0.1", "localhost"))
+    other_host = subscribe(storage, origin.serve("/elsewhere.xml", Reply(200, rss(("e", "E")))))
+    now = time.time()
+    fetch_source(storage, limited.source_id, now=now)
+    assert 590 <= storage.catalog.host_pauses({"localhost"}, now)["localhost"] - now <= 600
+    assert fetch_source(storage, sibling.source_id, now=now) is None  # held by the fetcher
+    held = storage.catalog.get_source(sibling.source_id)
+    assert held.reason == "host-paused" and held.next_check_at >= now + 590
+    assert not origin.hits("/sibling.xml")
+    # The scheduler holds the host's sources too, and lets other hosts through.
+    storage.catalog.change_source(sibling.source_id, {"next_check_at": now - 1})
+    stack.run_cycle()
+    assert not origin.hits("/sibling.xml") and origin.hits("/elsewhere.xml")
+    assert storage.catalog.get_source(sibling.source_id).next_check_at >= now + 590
+    assert storage.catalog.get_source(other_host.source_id).status == "ok"

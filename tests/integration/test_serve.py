@@ -81,7 +81,7 @@ def test_item_and_site_lookups(stack, storage, origin):
     assert item["statusCode"] == 200 and json.loads(body_of(item))["title"] == "Quiet 1"
     assert http_get(stack, "/api/item?url=https://example.org/never")["statusCode"] == 404
     site = json.loads(body_of(http_get(stack, "/api/site?root=localhost")))
-    assert len(site["feeds"]) == 2
+    assert {busy, quiet} <= {f["url"] for f in site["feeds"]}
     titles = [i["title"] for i in site["items"]][:4]
     assert titles[:4] in (["Busy 0", "Quiet 1", "Busy 1", "Quiet 2"], ["Quiet 1", "Busy 0", "Quiet 2", "Busy 1"])
     assert http_get(stack, "/api/site?root=unknown.example")["statusCode"] == 404

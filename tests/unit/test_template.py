@@ -17,7 +17,7 @@ def of_type(kind):
 
 def test_tables_are_on_demand_with_point_in_time_recovery():
     tables = of_type("AWS::DynamoDB::Table")
-    assert set(tables) == {"SourcesTable", "EntriesTable", "CollectionsTable", "StatsTable"}
+    assert set(tables) == {"SourcesTable", "EntriesTable", "CollectionsTable", "StatsTable", "HostsTable"}
     for props in tables.values():
         assert props["BillingMode"] == "PAY_PER_REQUEST"
         assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True

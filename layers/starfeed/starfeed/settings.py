@@ -20,6 +20,7 @@ class Settings:
     entries_table: str = "starfeed-entries"
     collections_table: str = "starfeed-collections"
     stats_table: str = "starfeed-stats"
+    hosts_table: str = "starfeed-hosts"
     feeds_bucket: str = "starfeed-feeds"
     raw_bucket: str = "starfeed-raw"
     fetch_queue_url: str = ""
@@ -98,6 +99,7 @@ _RESOURCE_ENV = {
     "entries_table": "ENTRIES_TABLE",
     "collections_table": "COLLECTIONS_TABLE",
     "stats_table": "STATS_TABLE",
+    "hosts_table": "HOSTS_TABLE",
     "feeds_bucket": "FEEDS_BUCKET",
     "raw_bucket": "RAW_BUCKET",
     "fetch_queue_url": "FETCH_QUEUE_URL",

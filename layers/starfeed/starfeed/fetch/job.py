@@ -34,6 +34,13 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
         log.info("fetcher: %s: this message's lease is not the source's; skipped", source.url)
         return None
     lease, first_fetch = source.locked_until, source.status == "new"
+    paused = storage.catalog.host_pauses({source.host}, now).get(source.host)
+    if paused is not None:
+        # The host asked to be left alone: come back when its pause ends, without fetching.
+        storage.catalog.change_source(source.source_id, {"next_check_at": paused, "locked_until": None,
+                                                         "reason": "host-paused"})
+        log.info("fetcher: %s: host %s is paused for %ds; not fetched", source.url, source.host, paused - now)
+        return None
     result = fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified)
     raw_ref = _store_raw(storage, source, result, now) if result.status is not None else None
     outcome, ingested = _outcome(source, result, now, settings)
@@ -49,6 +56,10 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
         source.site_url = ingested.link or source.site_url
 
     _record(source, result, outcome, raw_ref, now, settings, rng or random.Random())
+    if result.status == 429 or (result.status == 503 and result.retry_after is not None):
+        # Every source on the host waits, not only this one (issue 7: per-host politeness).
+        wait = result.retry_after if result.retry_after is not None else (source.next_check_at or now) - now
+        storage.catalog.pause_host(source.host, now + wait, outcome.error or f"HTTP {result.status}")
     source.entry_count += len(new)
     if not storage.catalog.finish_fetch(source, lease):
         log.warning("fetcher: lease on %s was lost; its outcome was not written", source.url)

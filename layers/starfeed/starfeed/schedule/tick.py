@@ -32,14 +32,19 @@ def message_group(source: Source, settings: Settings) -> str:
 
 def run_tick(storage: Storage, now: float) -> TickReport:
     due = storage.catalog.due_source_ids(now)
+    leased = [source for source in (storage.catalog.take_lease(i, now) for i in due) if source]
+    # One read of the host pauses a run: a paused host's sources wait for its pause to end.
+    pauses = storage.catalog.host_pauses({s.host for s in leased}, now)
     messages = []
-    for source_id in due:
-        source = storage.catalog.take_lease(source_id, now)
-        if source is None:
-            continue  # another run holds it, or it stopped being due
+    for source in leased:
+        if source.host in pauses:
+            storage.catalog.change_source(source.source_id, {
+                "next_check_at": pauses[source.host], "locked_until": None, "reason": "host-paused"})
+            continue
         messages.append(FetchMessage(source.source_id, source.next_check_at or now,
                                      message_group(source, storage.settings), source.locked_until))
     enqueued = storage.queues.send_fetches(messages)
     if due:
-        log.info("scheduler: %d due, %d leased, %d enqueued", len(due), len(messages), enqueued)
-    return TickReport(due=len(due), leased=len(messages), enqueued=enqueued)
+        log.info("scheduler: %d due, %d leased, %d enqueued%s", len(due), len(leased), enqueued,
+                 f", {len(leased) - len(messages)} waiting for a paused host" if len(messages) < len(leased) else "")
+    return TickReport(due=len(due), leased=len(leased), enqueued=enqueued)

@@ -82,6 +82,13 @@ def build_models(settings: Settings):
         by_url = UrlIndex()
         by_root = RootIndex()
 
+    class HostRecord(Model):
+        Meta = _meta(settings.hosts_table, settings)
+        host = UnicodeAttribute(hash_key=True)
+        paused_until = NumberAttribute()
+        reason = UnicodeAttribute(null=True)
+        expires_at = NumberAttribute()
+
     class MembershipRecord(Model):
         Meta = _meta(settings.collections_table, settings)
         collection = UnicodeAttribute(hash_key=True)
@@ -128,7 +135,7 @@ def build_models(settings: Settings):
         by_day = ByDay()
         by_link = ByLink()
 
-    return SourceRecord, EntryRecord, MembershipRecord
+    return SourceRecord, EntryRecord, MembershipRecord, HostRecord
 
 
 _SOURCE_FIELDS = [f.name for f in fields(Source)]
@@ -138,7 +145,7 @@ _ENTRY_FIELDS = [f.name for f in fields(Entry)]
 class Catalog:
     def __init__(self, settings: Settings):
         self.settings = settings
-        self.Source, self.Entry, self.Membership = build_models(settings)
+        self.Source, self.Entry, self.Membership, self.Host = build_models(settings)
 
     # Sources ---------------------------------------------------------------------------------
 
@@ -188,6 +195,25 @@ class Catalog:
     def sources_of_root(self, root_domain: str) -> list[Source]:
         ids = {key.source_id for key in self.Source.by_root.query(root_domain)}
         return sorted(self.get_sources(ids).values(), key=lambda s: s.created_at)
+
+    # Host pauses -----------------------------------------------------------------------------
+
+    def pause_host(self, host: str, until: float, reason: str) -> None:
+        """Hold every source on a host until `until` (never shortening a longer pause)."""
+        H = self.Host
+        try:
+            H(host).update(actions=[H.paused_until.set(until), H.reason.set(reason),
+                                    H.expires_at.set(int(until) + DAY)],
+                           condition=H.paused_until.does_not_exist() | (H.paused_until < until))
+        except UpdateError as exc:
+            if exc.cause_response_code != "ConditionalCheckFailedException":
+                raise
+
+    def host_pauses(self, hosts: set[str], now: float) -> dict[str, float]:
+        """host -> paused_until, for the hosts paused at `now`."""
+        if not hosts:
+            return {}
+        return {h.host: h.paused_until for h in self.Host.batch_get(list(hosts)) if h.paused_until > now}
 
     # Collections -----------------------------------------------------------------------------
 
