@@ -28,6 +28,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python -m starfeed.bench.ingest
 	$(BIN)/python -m starfeed.bench.serve
 	$(BIN)/python -m starfeed.bench.snapshot
+	$(BIN)/python -m starfeed.bench.schedule_scale
 
 $(VENV)/.installed: pyproject.toml layers/starfeed/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
