@@ -110,15 +110,15 @@ def test_a_host_allowed_several_groups_gets_them(stack, storage):
 
 def test_a_429_pauses_every_source_on_the_host_not_only_the_one_that_got_it(stack, storage, origin):
     stack.run_cycle()
-    # "localhost": a host of its own, so the pause does not touch other tests' sources.
+    # "127.1" is 127.0.0.1 spelled as a host of its own, so the pause touches no other test.
     limited = subscribe(storage, origin.serve("/limited.xml", Reply(429, headers={"Retry-After": "600"})
-                                              ).replace("127.0.0.1", "localhost"))
+                                              ).replace("127.0.0.1", "127.1"))
     sibling = subscribe(storage, origin.serve("/sibling.xml", Reply(200, rss(("s", "S")))
-                                              ).replace("127.0.0.1", "localhost"))
+                                              ).replace("127.0.0.1", "127.1"))
     other_host = subscribe(storage, origin.serve("/elsewhere.xml", Reply(200, rss(("e", "E")))))
     now = time.time()
     fetch_source(storage, limited.source_id, now=now)
-    assert 590 <= storage.catalog.host_pauses({"localhost"}, now)["localhost"] - now <= 600
+    assert 590 <= storage.catalog.host_pauses({"127.1"}, now)["127.1"] - now <= 600
     assert fetch_source(storage, sibling.source_id, now=now) is None  # held by the fetcher
     held = storage.catalog.get_source(sibling.source_id)
     assert held.reason == "host-paused" and held.next_check_at >= now + 590
