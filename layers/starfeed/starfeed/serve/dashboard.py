@@ -93,7 +93,7 @@ def _errors(sources: list[Source], now: float) -> str:
 def _source_row(source: Source, now: float) -> str:
     status = escape(source.status if source.enabled else "disabled")
     css = ' class="bad"' if source.status in ("error", "gone") else ""
-    ewma = getattr(source, "ewma_interarrival", None)
+    ewma = source.ewma_interarrival
     return (f"<tr><td>{escape(source.title or source.url)}</td><td{css}>{status}"
             f"{f' ({source.http_status})' if source.http_status else ''}</td>"
             f"<td>{_span(source.interval)}</td><td>{_span(ewma) if ewma else '–'}</td>"

@@ -289,7 +289,9 @@ class Catalog:
         S = self.Source
         values = {**changes, **self._due_keys(source)}
         actions = [getattr(S, k).remove() if v is None else getattr(S, k).set(v) for k, v in values.items()]
-        condition = S.source_id.exists() & ((S.enabled == True) if require_enabled else S.source_id.exists())  # noqa: E712
+        condition = S.source_id.exists()
+        if require_enabled:
+            condition &= S.enabled == True  # noqa: E712
         try:
             S(source_id).update(actions=actions, condition=condition)
         except UpdateError as exc:
