@@ -7,7 +7,9 @@ from starfeed.schedule.decide import decide
 from starfeed.settings import Settings
 
 NOW = 1_800_000_000.0
-SETTINGS = Settings(default_interval=900, min_interval=300, max_interval=86400, backoff_cap=86400)
+# Seed 003's formulas as written; the sqrt model has its own test below.
+SETTINGS = Settings(default_interval=900, min_interval=300, max_interval=86400, backoff_cap=86400,
+                    interval_model="seed")
 
 
 class NoJitter(random.Random):
@@ -131,3 +133,12 @@ def test_skip_hours_and_days_move_the_check_out_of_quiet_windows():
     d = decide(source(interval=600), FetchOutcome(200, new_entries=1, skip_hours=tuple(range(24)),
                skip_days=("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")), SETTINGS, NOW, NoJitter())
     assert d.next_check_at is not None  # a feed that skips everything still gets checked
+
+
+def test_the_sqrt_model_aims_at_the_square_root_of_the_gap_times_the_scale():
+    from starfeed.schedule.decide import target_interval
+
+    sqrt = Settings(interval_model="sqrt", sqrt_scale=3600)
+    assert round(target_interval(86400, sqrt)) == 17636  # a post a day: about 4.9 h
+    assert target_interval(3600, sqrt) == 3600
+    assert target_interval(86400, Settings(interval_model="seed")) == 86400

@@ -7,6 +7,7 @@ ttl and HTTP freshness as floors, skipHours/skipDays, jitter, Retry-After exactl
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -64,7 +65,8 @@ def decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float
         interval, reason = before * UP_FACTOR, "no-new-entries"
     interval = _clamp(interval, low, high)
     if ewma is not None:
-        interval = _clamp(BLEND_LAMBDA * _clamp(ewma, low, high) + (1 - BLEND_LAMBDA) * interval, low, high)
+        interval = _clamp(BLEND_LAMBDA * _clamp(target_interval(ewma, settings), low, high)
+                          + (1 - BLEND_LAMBDA) * interval, low, high)
         reason += "+ewma"
     floor = max(outcome.ttl_minutes * 60 if outcome.ttl_minutes else 0, outcome.fresh_for or 0)
     if floor > interval:
@@ -75,6 +77,16 @@ def decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float
     if shifted != at:
         reason += "+skip-window"
     return Decision(int(interval), _rearm(source, shifted), reason, 0, ewma, publications)
+
+
+def target_interval(ewma: float, settings: Settings) -> float:
+    """The interval the observed cadence asks for. "seed": the EWMA itself (seed 003 §4.6).
+    "sqrt": the square root of the EWMA times a scale, so a fetch budget is spent in proportion
+    to the square root of each feed's rate, which minimizes staleness for a given budget (Cho and
+    Garcia-Molina): busy feeds are fetched less than once per post, quiet ones more often."""
+    if settings.interval_model == "sqrt":
+        return math.sqrt(ewma * settings.sqrt_scale)
+    return ewma
 
 
 def ewma_interarrival(publications: tuple[float, ...]) -> float | None:

@@ -1,0 +1,301 @@
+"""Replay a population of feeds against schedulers with a simulated clock (issue 7).
+
+    python -m starfeed.bench.schedsim --population FILE [--days N] [--json]
+    python -m starfeed.bench.schedsim --generate FILE [--feeds 10000] [--days 30] [--seed 1]
+
+Population file, JSON lines: first {"start": EPOCH, "end": EPOCH}, then one feed per line:
+{"id", "host", "published": [ascending epochs], "validators": bool, "ttl_minutes": int|null,
+ "retry_after": [[start, end], ...], "failures": [[start, end], ...]}.
+
+A fetch at t sees the feed's latest 20 publications at or before t (those before start are
+history: visible at the first fetch, not counted). Inside a retry_after window it gets 429 with
+Retry-After = window end - t; inside a failures window, 500; with validators and nothing new,
+304; else 200. Fetches happen on the scheduler's tick (the deployed default, 5 minutes).
+A publication's delay runs to the first successful fetch at or after it (end - publication if
+none); within_2x_share is seed 003's SLO: the share of fetches that came within twice the wait
+the scheduler chose.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import json
+import math
+import random
+import sys
+from dataclasses import dataclass, field
+
+from starfeed.model import FetchOutcome, Source
+from starfeed.schedule.decide import decide
+from starfeed.settings import Settings
+
+TICK = 300  # template.yaml's ScheduleRate default: rate(5 minutes)
+VISIBLE = 20
+WEEK, DAY, MONTH = 7 * 86400, 86400, 30 * 86400
+
+
+class BadPopulation(ValueError):
+    pass
+
+
+@dataclass
+class Feed:
+    id: str
+    host: str
+    published: list[float]
+    validators: bool = True
+    ttl_minutes: int | None = None
+    retry_after: list[tuple[float, float]] = field(default_factory=list)
+    failures: list[tuple[float, float]] = field(default_factory=list)
+
+
+def read_population(lines) -> tuple[float, float, list[Feed]]:
+    """Parse a population; a malformed line is reported with its number."""
+    start = end = None
+    feeds = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            if start is None:
+                start, end = float(record["start"]), float(record["end"])
+                if end <= start:
+                    raise ValueError("end must come after start")
+                continue
+            published = [float(p) for p in record["published"]]
+            if published != sorted(published):
+                raise ValueError("published must be ascending")
+            feeds.append(Feed(str(record["id"]), str(record["host"]), published, bool(record["validators"]),
+                              record.get("ttl_minutes"),
+                              [(float(a), float(b)) for a, b in record.get("retry_after") or []],
+                              [(float(a), float(b)) for a, b in record.get("failures") or []]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise BadPopulation(f"line {number}: {type(exc).__name__}: {exc}") from None
+    if start is None:
+        raise BadPopulation("line 1: the population is empty (expected {\"start\", \"end\"})")
+    return start, end, feeds
+
+
+def _window_end(windows: list[tuple[float, float]], t: float) -> float | None:
+    for a, b in windows:
+        if a <= t < b:
+            return b
+    return None
+
+
+@dataclass
+class Tally:
+    fetches: int = 0
+    not_modified: int = 0
+    new_entries: int = 0
+    within_2x: int = 0
+    gaps: int = 0
+    delays: list[float] = field(default_factory=list)
+
+
+# Schedulers: each gives the wait after a fetch, from what that fetch returned ---------------
+
+class Starfeed:
+    name = "starfeed"
+
+    def __init__(self, feed: Feed, rng: random.Random):
+        self.source, self.rng, self.settings = Source(source_id=feed.id, url=f"https://{feed.host}/"), rng, SETTINGS
+
+    def wait(self, t, status, new, visible, retry_after, ttl, seen):
+        outcome = FetchOutcome(status, new_entries=len(new), not_modified=status == 304,
+                               error=None if status in (200, 304) else f"HTTP {status}",
+                               retry_after=retry_after, ttl_minutes=ttl, publications=tuple(visible))
+        d = decide(self.source, outcome, self.settings, t, self.rng)
+        s = self.source
+        s.interval, s.consecutive_failures, s.ewma_interarrival = d.interval, d.consecutive_failures, d.ewma
+        s.publications = list(d.publications)
+        return (d.next_check_at or t + d.interval) - t
+
+
+class Fixed15:
+    name = "fixed-15m"
+
+    def __init__(self, feed, rng):
+        pass
+
+    def wait(self, t, status, new, visible, retry_after, ttl, seen):
+        return 900.0
+
+
+class MinifluxEntryFrequency:
+    """Miniflux v2: clamp(10080 / weekly, 5, 1440) minutes, 1440 when weekly is 0; weekly =
+    ceil(one week / average gap) over publications seen in the last 7 days; ttl and Retry-After
+    as floors."""
+
+    name = "miniflux-entry-frequency"
+
+    def __init__(self, feed, rng):
+        pass
+
+    def wait(self, t, status, new, visible, retry_after, ttl, seen):
+        week = seen[bisect.bisect_left(seen, t - WEEK):]
+        if len(week) >= 2:
+            weekly = math.ceil(WEEK / ((week[-1] - week[0]) / (len(week) - 1) or 1))
+        else:
+            weekly = len(week)
+        minutes = 1440 if weekly == 0 else min(max(10080 / weekly, 5), 1440)
+        if ttl:
+            minutes = max(minutes, ttl)
+        wait = minutes * 60
+        return max(wait, retry_after) if retry_after is not None else wait
+
+
+class NewsBlur:
+    """NewsBlur's stories-per-month schedule for a feed with one subscriber: at least a story a
+    day, 60 minutes; fewer, 720 - 720 x stories-per-day; none, a day per month since the last."""
+
+    name = "newsblur"
+
+    def __init__(self, feed, rng):
+        pass
+
+    def wait(self, t, status, new, visible, retry_after, ttl, seen):
+        per_day = (len(seen) - bisect.bisect_left(seen, t - MONTH)) / 30.0
+        if per_day >= 1:
+            minutes = 60.0
+        elif per_day > 0:
+            minutes = 720 - per_day * 720
+        else:
+            months = (t - seen[-1]) / MONTH if seen else 1
+            minutes = 1440 * max(1.0, months)
+        return max(minutes * 60, retry_after or 0)
+
+
+SETTINGS = Settings()
+SCHEDULERS = (Starfeed, Fixed15, MinifluxEntryFrequency, NewsBlur)
+
+
+def simulate(feed: Feed, scheduler, start: float, end: float, tally: Tally) -> None:
+    pubs, t, seen_upto, first = feed.published, start, bisect.bisect_right(feed.published, start), True
+    history_end = seen_upto  # publications at or before start are history
+    delivered_upto = seen_upto
+    while t < end:
+        tally.fetches += 1
+        retry_end, failing = _window_end(feed.retry_after, t), _window_end(feed.failures, t)
+        retry_after, new, visible = None, [], []
+        if retry_end is not None:
+            status, retry_after = 429, retry_end - t
+        elif failing is not None:
+            status = 500
+        else:
+            upto = bisect.bisect_right(pubs, t)
+            new = pubs[seen_upto:upto]
+            visible = pubs[max(0, upto - VISIBLE):upto]
+            status = 304 if feed.validators and not new and not first else 200
+            tally.not_modified += status == 304
+            for p in pubs[max(delivered_upto, history_end):upto]:
+                tally.delays.append(t - p)
+            tally.new_entries += max(0, upto - max(delivered_upto, history_end))
+            delivered_upto = max(delivered_upto, upto)
+            seen_upto, first = upto, False
+        wait = scheduler.wait(t, status, new, visible, retry_after, feed.ttl_minutes, pubs[:seen_upto])
+        following = start + math.ceil((t + max(wait, 1) - start) / TICK) * TICK
+        tally.gaps += 1
+        tally.within_2x += following - t <= 2 * max(wait, TICK)
+        t = following
+    for p in pubs[max(delivered_upto, history_end):]:
+        if p < end:
+            tally.delays.append(end - p)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def run(start: float, end: float, feeds: list[Feed], seed: int = 7) -> dict:
+    report = {}
+    for scheduler_class in SCHEDULERS:
+        tally = Tally()
+        rng = random.Random(seed)
+        for feed in feeds:
+            simulate(feed, scheduler_class(feed, rng), start, end, tally)
+        report[scheduler_class.name] = {
+            "fetches": tally.fetches, "new_entries": tally.new_entries,
+            "fetches_per_new_entry": round(tally.fetches / max(1, tally.new_entries), 3),
+            "not_modified_share": round(tally.not_modified / max(1, tally.fetches), 3),
+            "delay_p50_s": round(percentile(tally.delays, 0.5)),
+            "delay_p95_s": round(percentile(tally.delays, 0.95)),
+            "delay_p99_s": round(percentile(tally.delays, 0.99)),
+            "within_2x_share": round(tally.within_2x / max(1, tally.gaps), 3)}
+    return {"schedulers": report}
+
+
+def generate(feeds: int, days: int, seed: int) -> list[str]:
+    """A realistic population: heavy-tailed rates (log-normal, median about a post a day), a
+    daily rhythm around each feed's own working hours, quieter weekends, bursts, dormant
+    feeds, and some failing or rate-limiting hosts."""
+    rng = random.Random(seed)
+    start = 1_790_000_000.0 - 1_790_000_000.0 % DAY
+    end = start + days * DAY
+    lines = [json.dumps({"start": start, "end": end})]
+    for n in range(feeds):
+        dormant = rng.random() < 0.1
+        per_day = 0.0 if dormant else min(60.0, rng.lognormvariate(0, 1.3))
+        peak = rng.uniform(0, 24)
+        published, t = [], start - 14 * DAY
+        while per_day and t < end:
+            t += rng.expovariate(per_day / DAY) * (1.6 if time_weekend(t) else 1.0)
+            hour = (t % DAY) / 3600
+            # Daily rhythm: most posts within about 5 hours of the feed's peak hour.
+            if abs((hour - peak + 12) % 24 - 12) > 5 and rng.random() < 0.8:
+                continue
+            if t < end:
+                published.append(round(t))
+                if rng.random() < 0.05:  # a burst: a few posts within minutes
+                    published += sorted(round(t + rng.uniform(60, 1800)) for _ in range(rng.randint(2, 5)))
+        published = sorted(p for p in published if p < end)
+        failures = [[s, s + rng.uniform(3600, 2 * DAY)] for s in
+                    [start + rng.uniform(0, days * DAY)] if rng.random() < 0.05]
+        retry = [[s, s + rng.uniform(600, 6 * 3600)] for s in
+                 [start + rng.uniform(0, days * DAY)] if rng.random() < 0.03]
+        lines.append(json.dumps({"id": f"f{n}", "host": f"host{n % 2000}.example", "published": published,
+                                 "validators": rng.random() < 0.8,
+                                 "ttl_minutes": rng.choice([60, 120]) if rng.random() < 0.1 else None,
+                                 "retry_after": retry, "failures": failures}))
+    return lines
+
+
+def time_weekend(t: float) -> bool:
+    return int(t // DAY + 3) % 7 >= 5  # 1970-01-01 was a Thursday
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--population")
+    parser.add_argument("--days", type=float, help="replay only the first N days")
+    parser.add_argument("--json", action="store_true", help="print only the JSON report")
+    parser.add_argument("--generate", metavar="FILE", help="write a population instead")
+    parser.add_argument("--feeds", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    if args.generate:
+        with open(args.generate, "w") as out:
+            out.write("\n".join(generate(args.feeds, int(args.days or 30), args.seed)) + "\n")
+        return 0
+    if not args.population:
+        parser.error("--population FILE (or --generate FILE)")
+    try:
+        with open(args.population) as lines:
+            start, end, feeds = read_population(lines)
+    except (BadPopulation, OSError) as exc:
+        print(f"schedsim: {args.population}: {exc}", file=sys.stderr)
+        return 2
+    if args.days:
+        end = min(end, start + args.days * DAY)
+    report = run(start, end, feeds)
+    print(json.dumps(report, indent=None if args.json else 1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The scheduling simulation harness: its population format and its accounting."""
+
+import io
+import json
+
+import pytest
+
+from starfeed.bench.schedsim import (BadPopulation, Feed, Fixed15, MinifluxEntryFrequency, Tally,
+                                     generate, read_population, run, simulate)
+
+START, END = 1_800_000_000.0, 1_800_000_000.0 + 86400
+
+
+def population(*feeds: dict) -> io.StringIO:
+    return io.StringIO("\n".join([json.dumps({"start": START, "end": END})] + [json.dumps(f) for f in feeds]))
+
+
+def feed(**fields) -> dict:
+    return {"id": "a", "host": "h", "published": [], "validators": True, "ttl_minutes": None,
+            "retry_after": [], "failures": [], **fields}
+
+
+def test_malformed_lines_are_reported_with_their_number():
+    with pytest.raises(BadPopulation, match="line 3"):
+        read_population(io.StringIO(population(feed()).getvalue() + "\n{not json"))
+    with pytest.raises(BadPopulation, match="line 2: .*ascending"):
+        read_population(population(feed(published=[3, 2])))
+    with pytest.raises(BadPopulation, match="line 1"):
+        read_population(io.StringIO(""))
+
+
+def test_fixed_polling_delays_and_counts():
+    posts = [START + 100, START + 3600 + 50]
+    tally = Tally()
+    simulate(Feed("a", "h", posts), Fixed15(None, None), START, END, tally)
+    assert tally.fetches == 96 and tally.new_entries == 2
+    assert sorted(tally.delays) == [800, 850]  # to the next 15-minute fetch after each post
+
+
+def test_history_is_seen_but_not_counted_and_undelivered_posts_count_to_the_end():
+    start, end, (f,) = read_population(population(feed(published=[START - 500, END - 10])))
+    tally = Tally()
+    simulate(f, MinifluxEntryFrequency(f, None), start, end, tally)
+    assert tally.new_entries == 0 and tally.delays == [10]  # fetched daily: never reached
+
+
+def test_retry_after_windows_answer_429_and_failures_500():
+    f = Feed("a", "h", [START + 60], retry_after=[(START, START + 1800)], failures=[])
+    tally = Tally()
+    simulate(f, Fixed15(None, None), START, START + 3600, tally)
+    assert tally.delays == [1740]  # the first successful fetch is the one at the window's end
+
+
+def test_a_generated_population_runs_through_every_scheduler():
+    start, end, feeds = read_population(io.StringIO("\n".join(generate(30, 3, seed=4))))
+    report = run(start, end, feeds)["schedulers"]
+    assert set(report) == {"starfeed", "fixed-15m", "miniflux-entry-frequency", "newsblur"}
+    assert report["fixed-15m"]["fetches"] == 30 * 3 * 96
+    assert all(r["new_entries"] <= report["fixed-15m"]["new_entries"] for r in report.values())
