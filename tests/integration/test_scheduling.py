@@ -129,3 +129,13 @@ def test_a_429_pauses_every_source_on_the_host_not_only_the_one_that_got_it(stac
     assert not origin.hits("/sibling.xml") and origin.hits("/elsewhere.xml")
     assert storage.catalog.get_source(sibling.source_id).next_check_at >= now + 590
     assert storage.catalog.get_source(other_host.source_id).status == "ok"
+
+
+def test_corrupt_scheduling_state_gets_the_default_interval_not_a_crash(stack, storage, origin):
+    url = origin.serve("/corrupt.xml", Reply(200, rss(("c", "C"))))
+    source = subscribe(storage, url)
+    storage.catalog.change_source(source.source_id, {"publications": ["not a time", None]})
+    outcome = fetch_source(storage, source.source_id)
+    stored = storage.catalog.get_source(source.source_id)
+    assert outcome is not None and stored.reason.startswith("default: stored state unusable")
+    assert stored.interval == storage.settings.default_interval and stored.next_check_at > time.time()

@@ -13,7 +13,7 @@ from starfeed.model import FetchOutcome, Source
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.normalize import rfc3339
 from starfeed.render.job import targets_for
-from starfeed.schedule.decide import decide
+from starfeed.schedule.decide import Decision, decide
 from starfeed.settings import Settings
 from starfeed.store import Storage
 
@@ -87,7 +87,14 @@ def _outcome(source: Source, result: FetchResult, now: float,
 def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref: dict | None,
             now: float, settings: Settings, rng: random.Random) -> None:
     """The fetch's outcome and the next check, written onto the source."""
-    decision = decide(source, outcome, settings, now, rng)
+    try:
+        decision = decide(source, outcome, settings, now, rng)
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        # Corrupt stored state must not wedge the source: start again from the default interval.
+        log.warning("fetcher: %s: scheduling state unusable (%s); default interval", source.url, exc)
+        decision = Decision(settings.default_interval, now + settings.default_interval,
+                            f"default: stored state unusable ({type(exc).__name__})", 0)
+        source.publications, source.ewma_interarrival, source.interval = [], None, 0
     source.decisions = ([{"at": rfc3339(now), "reason": decision.reason, "before": source.interval,
                           "after": decision.interval}] + source.decisions)[:settings.decision_history]
     source.interval, source.next_check_at = decision.interval, decision.next_check_at

@@ -30,9 +30,18 @@ def message_group(source: Source, settings: Settings) -> str:
     return host if groups <= 1 else f"{host}#{zlib.crc32(source.source_id.encode()) % groups}"
 
 
+def _lease(storage: Storage, source_id: str, now: float) -> Source | None:
+    try:
+        return storage.catalog.take_lease(source_id, now)
+    except (TypeError, ValueError, KeyError) as exc:
+        # One unreadable item must not stop the run for every other source.
+        log.warning("scheduler: %s could not be read (%s); skipped this run", source_id, exc)
+        return None
+
+
 def run_tick(storage: Storage, now: float) -> TickReport:
     due = storage.catalog.due_source_ids(now)
-    leased = [source for source in (storage.catalog.take_lease(i, now) for i in due) if source]
+    leased = [source for source in (_lease(storage, i, now) for i in due) if source]
     # One read of the host pauses a run: a paused host's sources wait for its pause to end.
     pauses = storage.catalog.host_pauses({s.host for s in leased}, now)
     messages = []
