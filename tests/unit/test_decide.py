@@ -142,3 +142,19 @@ def test_the_sqrt_model_aims_at_the_square_root_of_the_gap_times_the_scale():
     assert round(target_interval(86400, sqrt)) == 17636  # a post a day: about 4.9 h
     assert target_interval(3600, sqrt) == 3600
     assert target_interval(86400, Settings(interval_model="seed")) == 86400
+
+
+def test_the_rhythm_model_checks_busy_hours_often_and_quiet_hours_rarely():
+    from starfeed.schedule.decide import rhythm_wait
+
+    day = 86400.0
+    # Two weeks of posts at 09:00-10:00 UTC only.
+    posts = tuple(sorted(d * day + 9 * 3600 + m * 60 for d in range(14) for m in (5, 35)))[-20:]
+    hours = tuple(28 if h == 9 else 0 for h in range(24))
+    busy = rhythm_wait(posts, hours, 15 * day + 9 * 3600, 13000, day)
+    quiet = rhythm_wait(posts, hours, 15 * day + 14 * 3600, 13000, day)
+    assert busy < quiet  # in its posting hour a feed is checked sooner than in its quiet ones
+    d = after(source(interval=900), FetchOutcome(200, new_entries=1, publications=posts))
+    rhythm = decide(source(interval=900, hour_counts=list(hours)), FetchOutcome(200, new_entries=1, publications=posts),
+                    Settings(), NOW, NoJitter())
+    assert rhythm.reason == "rhythm" and d.reason.startswith("new-entries")  # the seed model is untouched

@@ -69,6 +69,7 @@ class Source:
     max_interval: int | None = None
     publications: list[float] = field(default_factory=list)  # the latest 20, ascending
     ewma_interarrival: float | None = None  # seconds
+    hour_counts: list[int] = field(default_factory=list)  # publications per UTC hour (rhythm)
     # The last decisions, newest first: {at, reason, before, after}.
     decisions: list[dict] = field(default_factory=list)
     # Schedule: the interval, why it was chosen, and when the source is next due.

@@ -35,9 +35,10 @@ class Settings:
     min_interval: int = 300
     max_interval: int = 86400
     backoff_cap: int = 86400
-    # "seed" (seed 003's EWMA target as written) or "sqrt" (interval ~ sqrt(mean gap x scale)).
-    interval_model: str = "seed"
-    sqrt_scale: int = 3600
+    # "rhythm" (default: sqrt(rate) by hour of day, learned per feed), "sqrt" (interval ~
+    # sqrt(mean gap x scale)) or "seed" (seed 003's EWMA target as written). See bench.schedsim.
+    interval_model: str = "rhythm"
+    sqrt_scale: int = 13000
     lease_seconds: int = 600
     # Hosts allowed several fetches at once: "host=N,host2=M" (FIFO message groups host#0..N-1).
     host_groups: str = "api.github.com=5"

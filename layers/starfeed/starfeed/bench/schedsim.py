@@ -110,7 +110,7 @@ class Starfeed:
         d = decide(self.source, outcome, self.settings, t, self.rng)
         s = self.source
         s.interval, s.consecutive_failures, s.ewma_interarrival = d.interval, d.consecutive_failures, d.ewma
-        s.publications = list(d.publications)
+        s.publications, s.hour_counts = list(d.publications), list(d.hour_counts)
         return (d.next_check_at or t + d.interval) - t
 
 

@@ -100,6 +100,7 @@ def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref:
     source.interval, source.next_check_at = decision.interval, decision.next_check_at
     source.reason, source.consecutive_failures = decision.reason, decision.consecutive_failures
     source.publications, source.ewma_interarrival = list(decision.publications), decision.ewma
+    source.hour_counts = list(decision.hour_counts)
     source.last_fetch_at, source.http_status, source.last_error = now, result.status, outcome.error
     if decision.dead:
         source.status = "dead"  # off the schedule until `starfeed source sync`

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from starfeed.model import FetchOutcome, Source
 from starfeed.settings import Settings
@@ -24,6 +24,9 @@ HISTORY = 20  # publication times kept for the EWMA (seed 003 §6.3)
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
+WEEK = 7 * 86400
+
+
 @dataclass(frozen=True)
 class Decision:
     interval: int  # the source's base interval from now on (seconds)
@@ -33,10 +36,17 @@ class Decision:
     ewma: float | None = None  # EWMA of inter-arrival (seconds)
     publications: tuple[float, ...] = ()  # the latest publication times, ascending
     dead: bool = False  # parked: off the schedule until a sync
+    hour_counts: tuple[int, ...] = ()  # publications seen per UTC hour of day (rhythm model)
 
 
 def decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float,
            rng: random.Random) -> Decision:
+    decision = _decide(source, outcome, settings, now, rng)
+    return replace(decision, hour_counts=_count_hours(source, outcome.publications))
+
+
+def _decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float,
+            rng: random.Random) -> Decision:
     before = float(source.interval or settings.default_interval)
     low, high = _bounds(source, settings)
     publications = _merge(source.publications, outcome.publications)
@@ -57,14 +67,18 @@ def decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float
         return Decision(int(before), _rearm(source, now + _jitter(wait, rng)), "error-backoff",
                         failures, ewma, publications)
 
-    if outcome.not_modified:
+    if settings.interval_model == "rhythm":
+        interval = _clamp(rhythm_wait(publications, _count_hours(source, outcome.publications), now,
+                                      settings.sqrt_scale, high), low, high)
+        reason = "rhythm"
+    elif outcome.not_modified:
         interval, reason = before * UP_FACTOR, "not-modified"
     elif outcome.new_entries > 0:
         interval, reason = before * DOWN_FACTOR, "new-entries"
     else:
         interval, reason = before * UP_FACTOR, "no-new-entries"
     interval = _clamp(interval, low, high)
-    if ewma is not None:
+    if ewma is not None and settings.interval_model != "rhythm":
         interval = _clamp(BLEND_LAMBDA * _clamp(target_interval(ewma, settings), low, high)
                           + (1 - BLEND_LAMBDA) * interval, low, high)
         reason += "+ewma"
@@ -87,6 +101,34 @@ def target_interval(ewma: float, settings: Settings) -> float:
     if settings.interval_model == "sqrt":
         return math.sqrt(ewma * settings.sqrt_scale)
     return ewma
+
+
+def rhythm_wait(publications: tuple[float, ...], hour_counts: tuple[int, ...], now: float,
+                scale: float, longest: float) -> float:
+    """The wait that spends one fetch's worth of a sqrt(rate) budget, hour by hour: a feed's rate
+    is spread over the UTC hours it has been seen posting in (a smoothed histogram), so checks
+    crowd its busy hours and thin out in its quiet ones (Cho and Garcia-Molina, by hour)."""
+    if len(publications) >= 3 and publications[-1] > publications[0]:
+        rate = (len(publications) - 1) / (publications[-1] - publications[0])
+    else:
+        rate = 1 / WEEK  # too little history: assume a post a week
+    counts = [c + 1 for c in (hour_counts or (0,) * 24)]  # Laplace prior: every hour possible
+    total = sum(counts)
+    waited, budget, at = 0.0, 1.0, now
+    while budget > 0 and waited < longest:
+        speed = math.sqrt(rate * 24 * counts[int(at % 86400 // 3600)] / total / scale)
+        step = 3600 - at % 3600
+        if budget <= step * speed:
+            return waited + budget / speed
+        waited, budget, at = waited + step, budget - step * speed, at + step
+    return waited
+
+
+def _count_hours(source: Source, seen: tuple[float, ...]) -> tuple[int, ...]:
+    counts = list(source.hour_counts or [0] * 24)
+    for published in set(seen) - set(source.publications):
+        counts[int(published % 86400 // 3600)] += 1
+    return tuple(counts)
 
 
 def ewma_interarrival(publications: tuple[float, ...]) -> float | None:

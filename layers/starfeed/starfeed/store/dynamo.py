@@ -72,6 +72,7 @@ def build_models(settings: Settings):
         max_interval = NumberAttribute(null=True)
         publications = JSONAttribute(default=list)
         ewma_interarrival = NumberAttribute(null=True)
+        hour_counts = JSONAttribute(default=list)
         decisions = JSONAttribute(default=list)
         interval = NumberAttribute(default=0)
         reason = UnicodeAttribute(null=True)
