@@ -146,5 +146,5 @@ def test_a_200_with_the_validator_already_held_counts_as_unmodified(stack, stora
     outcome = fetch_now(storage, source)
     assert outcome.not_modified and outcome.new_entries == 0
     stored = storage.catalog.get_source(source.source_id)
-    assert stored.status == "not-modified" and stored.reason == "not-modified"
+    assert stored.status == "not-modified" and stored.http_status == 200
     assert len(storage.catalog.recent_entries(source.source_id, 10)) == 1  # nothing parsed

@@ -183,3 +183,21 @@ def test_the_state_folder_holds_nothing_secret(tmp_path):
     assert b"ghp_" not in snapshot and b"STARFEED_GITHUB_TOKEN" not in snapshot
     for path in tmp_path.iterdir():
         assert path.stat().st_mode & 0o077 == 0, path  # 0600: readable by its owner only
+
+
+def test_ctrl_c_while_starting_still_stops_cleanly(tmp_path):
+    """A Ctrl+C before the stack answers must not leave its worker threads running."""
+    api_port, demo_port = free_ports(2)
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "STARFEED_"))},
+           "STARFEED_STATE_DIR": str(tmp_path), "STARFEED_PORT": str(api_port),
+           "STARFEED_DEMO_PORT": str(demo_port)}
+    process = subprocess.Popen([sys.executable, "-m", "starfeed.cli", "local", "run"], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(1.5)  # importing, starting moto, the first poll cycle
+    process.send_signal(signal.SIGINT)
+    try:
+        output, _ = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
+    assert process.returncode == 0 and "Traceback" not in output, output

@@ -30,6 +30,12 @@ def configure_logging() -> None:
 
 def run() -> int:
     configure_logging()
+    # Handlers first: a Ctrl+C at any moment, even while starting, asks for the orderly stop
+    # below; KeyboardInterrupt would leave the worker threads running. Explicit, too, because a
+    # job started in the background inherits SIGINT as ignored.
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     host = os.environ.get("STARFEED_HOST", "127.0.0.1")
     port = int(os.environ.get("STARFEED_PORT", "3000"))
     rate = rate_seconds(os.environ.get("STARFEED_SCHEDULE_RATE", "rate(1 minute)"))
@@ -60,7 +66,6 @@ def run() -> int:
     snapshots.save_if_changed()
     server.api = stack.functions["ApiFunction"]
 
-    stop = threading.Event()
     threads = [threading.Thread(target=server.serve_forever, name="api", daemon=True),
                threading.Thread(target=_every, args=(stop, rate, lambda: _tick(stack, snapshots)),
                                 name="scheduler"),
@@ -72,9 +77,6 @@ def run() -> int:
     log.info("serving %s/feed.xml (also /feed.atom, /feed.json, /feed and /); "
              "scheduler every %ds; Ctrl+C stops", public_url, rate)
 
-    # Explicit handlers: a job started in the background inherits SIGINT as ignored.
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
     while not stop.wait(0.5):
         pass
     log.info("stopping: finishing in-flight work…")
