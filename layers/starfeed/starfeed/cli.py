@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from starfeed.render.job import targets_for
+from starfeed.render import targets_for
 from starfeed.settings import Settings
 
 OUTPUT_SETTINGS = {"SourcesTableName": "SOURCES_TABLE", "EntriesTableName": "ENTRIES_TABLE",

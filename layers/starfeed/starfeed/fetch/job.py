@@ -12,7 +12,7 @@ from starfeed.fetch.http import FetchResult, fetch, parse_retry_after
 from starfeed.model import FetchOutcome, Source
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.normalize import rfc3339
-from starfeed.render.job import targets_for
+from starfeed.render import targets_for
 from starfeed.schedule.decide import Decision, decide
 from starfeed.settings import Settings
 from starfeed.store import Storage

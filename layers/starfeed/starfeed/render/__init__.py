@@ -1,1 +1,11 @@
-"""Rendering stored entries as RSS 2.0, Atom, JSON Feed 1.1 and an HTML index. Pure."""
+"""Rendering stored entries as RSS 2.0, Atom, JSON Feed 1.1 and an HTML index. Pure.
+
+This module stays light (no feedgen): the fetcher and the CLI import it to name render targets.
+"""
+
+from __future__ import annotations
+
+
+def targets_for(source) -> list[str]:
+    """The feeds a source's new entries appear in."""
+    return ["feed", f"s/{source.source_id}/feed", *(f"c/{c}/feed" for c in source.collections)]

@@ -6,7 +6,7 @@ import logging
 import time
 from collections import Counter
 
-from starfeed.model import Entry, Source
+from starfeed.model import Entry
 from starfeed.parse.normalize import rfc3339
 from starfeed.render.feeds import FORMATS, FeedMeta, render
 from starfeed.render.html import IndexPage, render_index
@@ -59,11 +59,6 @@ def _of_existing_sources(storage: Storage, entries: list[Entry]) -> list[Entry]:
     """A removed source's entries stay stored until their TTL; they leave the feeds at once."""
     sources = storage.catalog.get_sources({e.feed_id for e in entries})
     return [e for e in entries if e.feed_id in sources]
-
-
-def targets_for(source: Source) -> list[str]:
-    """The feeds a source's new entries appear in."""
-    return ["feed", f"s/{source.source_id}/feed", *(f"c/{c}/feed" for c in source.collections)]
 
 
 def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[Entry], now: float) -> None:
