@@ -41,12 +41,12 @@ class Decision:
 
 def decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float,
            rng: random.Random) -> Decision:
-    decision = _decide(source, outcome, settings, now, rng)
-    return replace(decision, hour_counts=_count_hours(source, outcome.publications))
+    hours = _count_hours(source, outcome.publications)
+    return replace(_decide(source, outcome, settings, now, rng, hours), hour_counts=hours)
 
 
 def _decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float,
-            rng: random.Random) -> Decision:
+            rng: random.Random, hours: tuple[int, ...]) -> Decision:
     before = float(source.interval or settings.default_interval)
     low, high = _bounds(source, settings)
     publications = _merge(source.publications, outcome.publications)
@@ -68,8 +68,7 @@ def _decide(source: Source, outcome: FetchOutcome, settings: Settings, now: floa
                         failures, ewma, publications)
 
     if settings.interval_model == "rhythm":
-        interval = _clamp(rhythm_wait(publications, _count_hours(source, outcome.publications), now,
-                                      settings.sqrt_scale, high), low, high)
+        interval = _clamp(rhythm_wait(publications, hours, now, settings.sqrt_scale, high), low, high)
         reason = "rhythm"
     elif outcome.not_modified:
         interval, reason = before * UP_FACTOR, "not-modified"
