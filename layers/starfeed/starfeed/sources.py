@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from starfeed.model import Source, root_domain_of, source_id_for
+from starfeed.model import Source, source_id_for
 from starfeed.store import Storage
 
 
@@ -32,7 +32,7 @@ def new_source(url: str, now: float, collections: list[str] | None = None, *, ki
     # Due at once: the next scheduler run fetches it.
     return Source(source_id=source_id_for(url), url=url, created_at=now,
                   next_check_at=now + random.uniform(0, jitter) if jitter else now,
-                  collections=list(collections or []), kind=kind, root_domain=root_domain_of(url),
+                  collections=list(collections or []), kind=kind,
                   enforce_feed_domain=enforce_feed_domain)
 
 
