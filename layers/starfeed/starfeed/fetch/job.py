@@ -7,6 +7,7 @@ import logging
 import random
 import time
 import uuid
+from dataclasses import replace
 
 from starfeed.fetch.http import FetchResult, fetch, parse_retry_after
 from starfeed.model import FetchOutcome, Source
@@ -49,9 +50,7 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
         for entry in ingested.entries:
             entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
         new = storage.catalog.upsert_entries(ingested.entries, now)
-        outcome = FetchOutcome(result.status, new_entries=len(new), ttl_minutes=ingested.ttl_minutes,
-                               fresh_for=freshness(result.headers, now), skip_hours=ingested.skip_hours,
-                               skip_days=ingested.skip_days, publications=ingested.publications)
+        outcome = replace(outcome, new_entries=len(new))  # only the store knows what is new
         source.title = ingested.title or source.title
         source.site_url = ingested.link or source.site_url
 
@@ -81,7 +80,9 @@ def _outcome(source: Source, result: FetchResult, now: float,
     ingested = ingest(result.body, result.url, result.headers.get("Content-Type"), source, now, settings)
     if ingested.error:
         return FetchOutcome(result.status, error=ingested.error), None
-    return FetchOutcome(result.status), ingested
+    return FetchOutcome(result.status, ttl_minutes=ingested.ttl_minutes, fresh_for=freshness(result.headers, now),
+                        skip_hours=ingested.skip_hours, skip_days=ingested.skip_days,
+                        publications=ingested.publications), ingested
 
 
 def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref: dict | None,
