@@ -12,7 +12,8 @@ from starfeed.store import Storage
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 
 metrics = Metrics()
-app = build_app(Storage(Settings.from_env()), metrics)
+storage = Storage(Settings.from_env())
+app = build_app(storage, metrics)
 
 
 @metrics.log_metrics

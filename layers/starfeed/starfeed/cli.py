@@ -10,12 +10,15 @@ import time
 from pathlib import Path
 
 from starfeed.render import targets_for
+from starfeed.schedule.github import TIERS
 from starfeed.settings import Settings
 
 OUTPUT_SETTINGS = {"SourcesTableName": "SOURCES_TABLE", "EntriesTableName": "ENTRIES_TABLE",
                    "CollectionsTableName": "COLLECTIONS_TABLE", "FeedsBucketName": "FEEDS_BUCKET",
                    "RawBucketName": "RAW_BUCKET", "FetchQueueUrl": "FETCH_QUEUE_URL",
-                   "RenderQueueUrl": "RENDER_QUEUE_URL"}
+                   "RenderQueueUrl": "RENDER_QUEUE_URL", "HostsTableName": "HOSTS_TABLE",
+                   "StatsTableName": "STATS_TABLE", "GitHubTokenStore": "STARFEED_GITHUB_TOKEN_STORE",
+                   "GitHubTokenName": "STARFEED_GITHUB_TOKEN_NAME"}
 
 
 class CliError(Exception):
@@ -201,6 +204,85 @@ def _opml_import(args) -> None:
           f"spread over {storage.settings.startup_jitter} s")
 
 
+def _github_connect(args) -> None:
+    """Check the token with GitHub, store it where the deployment reads it, and resume polling."""
+    import getpass
+
+    from starfeed.fetch.github import GitHub
+    from starfeed.parse.github import BadBody
+
+    token = sys.stdin.readline().strip() if args.token_stdin else getpass.getpass("GitHub token: ").strip()
+    if not token:
+        raise CliError("no token given")
+    storage = connect(args.stack)
+    github = GitHub(storage.settings, lambda force: token)
+    page = github.get(github.url("/user"))
+    if page.verdict.kind != "ok":
+        raise CliError(f"{storage.settings.github_api_url} did not accept this token: "
+                       f"{page.verdict.reason or page.result.error}; nothing was stored")
+    try:
+        login = json.loads(page.result.body).get("login", "?")
+    except (ValueError, AttributeError):
+        raise CliError(str(BadBody("GitHub's /user answer is not a JSON object"))) from None
+    where = storage.secrets.put_github_token(token)
+    print(f"token for {login} stored in {where}")
+    _resume_github(storage)
+
+
+def _resume_github(storage) -> None:
+    """Lift a stop, and make the follow list due now (creating its source the first time)."""
+    from starfeed.sources import github_following_source
+
+    catalog, now = storage.catalog, time.time()
+    pause = catalog.host_pause(storage.settings.github_host, now)
+    if pause and pause["stopped"]:
+        catalog.clear_host_pause(storage.settings.github_host)
+        print("GitHub polling resumes (it had stopped: the token was rejected)")
+    following = github_following_source(storage.settings, now)
+    if catalog.add_source(following):
+        print(f"added {following.source_id} {following.url}")
+    for source in [catalog.get_source(following.source_id)] + list(
+            catalog.get_sources(set(catalog.sources_in("github"))).values()):
+        if source and (source.kind == "github-following" or source.reason == "github-token-rejected"):
+            catalog.change_source(source.source_id, {"next_check_at": now, "locked_until": None,
+                                                     "last_error": None}, require_enabled=True)
+    print("the follow list is due now: the next scheduler run syncs it")
+
+
+def _github_sync(args) -> None:
+    _resume_github(connect(args.stack))
+
+
+def _github_status(args) -> None:
+    from collections import Counter
+
+    from starfeed.render.html import github_notice
+
+    storage = connect(args.stack)
+    catalog, settings, now = storage.catalog, storage.settings, time.time()
+    print(f"API: {settings.github_api_url}")
+    state = catalog.host_state(settings.github_host)
+    rate = state.get("rate_limit")
+    print("rate limit: " + (f"{rate['remaining']:,} of {rate['limit']:,} left, resets "
+                            f"{time.strftime('%H:%M:%S UTC', time.gmtime(rate['reset']))} "
+                            f"(seen {_span(now - rate['at'])} ago)" if rate else "not seen yet"))
+    print("pause: " + (github_notice(catalog.host_pause(settings.github_host, now)) or "none"))
+    sources = [s for s in catalog.list_sources() if s.kind.startswith("github-")]
+    following = next((s for s in sources if s.kind == "github-following"), None)
+    if following is None:
+        print("follow list: not connected: run `starfeed github connect`")
+    else:
+        print(f"follow list: {following.title}, synced {_ago(following.last_success_at, now)}, "
+              f"next {_until(following.next_check_at, now)}")
+    users = [s for s in sources if s.kind == "github-user"]
+    tiers = Counter(s.tier or "low" for s in users if s.enabled)
+    print(f"users: {sum(tiers.values())} followed ({', '.join(f'{tiers[t]} {t}' for t in TIERS)}), "
+          f"{sum(1 for s in users if not s.enabled)} no longer followed, {sum(s.entry_count for s in users)} stars")
+    failed = sorted((s for s in sources if s.last_error), key=lambda s: s.last_fetch_at or 0)
+    print("last error: " + (f"{failed[-1].last_error} ({failed[-1].title}, {_ago(failed[-1].last_fetch_at, now)})"
+                            if failed else "none"))
+
+
 def _local_run(args) -> int:
     from starfeed.local.run import run
 
@@ -271,6 +353,17 @@ def _parser() -> argparse.ArgumentParser:
     imp = opml.add_parser("import", help="subscribe to every feed in an OPML file")
     imp.add_argument("file")
     imp.set_defaults(action=_opml_import)
+
+    github = commands.add_parser("github", help="the GitHub stars of everyone you follow (seed 000)") \
+        .add_subparsers(dest="verb", required=True)
+    github_connect = github.add_parser("connect", help="check a token with GitHub and store it where "
+                                       "the deployment reads it; resumes stopped polling")
+    github_connect.add_argument("--token-stdin", action="store_true",
+                                help="read the token from standard input instead of prompting")
+    github_connect.set_defaults(action=_github_connect)
+    github.add_parser("sync", help="sync the follow list now").set_defaults(action=_github_sync)
+    github.add_parser("status", help="rate limit, any pause, users by tier, the last error") \
+        .set_defaults(action=_github_status)
 
     local = commands.add_parser("local", help="the local stack").add_subparsers(dest="verb", required=True)
     local.add_parser("run", help="run starfeed on an embedded AWS (what `make run` does)") \

@@ -16,6 +16,18 @@ def host_of(url: str) -> str:
     return (urlsplit(url).hostname or "").lower()
 
 
+def host_key_of(url: str) -> str:
+    """The host with its port when one is given: the unit of politeness (message groups, pauses).
+    Two servers on one machine are two hosts; so are a GitHub simulation and a demo origin."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = (parts.hostname or "").lower()
+    return f"{host}:{port}" if port else host
+
+
 # Second-level labels under which sites register (example.co.uk, example.com.au).
 _SHORT_SLDS = {"co", "com", "org", "net", "ac", "gov", "edu", "ne", "or", "go"}
 
@@ -78,9 +90,15 @@ class Source:
     next_check_at: float | None = None
     locked_until: float | None = None
 
+    # GitHub accounts (kind github-user; seed 000).
+    login: str | None = None
+    user_id: int | None = None
+    last_starred_at: str | None = None
+    tier: str | None = None  # high | medium | low, as seed 000 labels it
+
     @property
     def host(self) -> str:
-        return host_of(self.url)
+        return host_key_of(self.url)
 
 
 @dataclass

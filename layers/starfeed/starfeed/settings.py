@@ -41,7 +41,8 @@ class Settings:
     sqrt_scale: int = 13000
     lease_seconds: int = 600
     # Hosts allowed several fetches at once: "host=N,host2=M" (FIFO message groups host#0..N-1).
-    host_groups: str = "api.github.com=5"
+    # The GitHub API host gets github_concurrency unless named here.
+    host_groups: str = ""
     startup_jitter: int = 60  # seconds over which a bulk import's first checks are spread
     circuit_breaker: int = 10  # consecutive failures that park a source as dead
     decision_history: int = 10  # decisions remembered on each source
@@ -66,13 +67,31 @@ class Settings:
     feed_item_limit: int = 50
     cache_max_age: int = 300
     api_cache_ttl: float = 30.0  # seconds a warm api function serves an object before revalidating
+    # GitHub (seed 000). The token is not a setting: see store/secrets.py.
+    github_api_url: str = "https://api.github.com"  # or a GitHub Enterprise https://HOST/api/v3
+    github_token_store: str = "ssm"  # where the deployment reads the token: ssm | secretsmanager
+    github_token_name: str = "starfeed/github-token"
+    github_concurrency: int = 5  # GitHub requests in flight across all fetchers
+    github_following_interval: int = 86400  # seconds between re-syncs of the follow list
+    github_default_minutes: int = 60  # a user's interval until three stars are known
+    github_min_minutes: int = 10
+    github_max_minutes: int = 1440
+    github_history_days: int = 30  # a newly followed account's first sync reaches this far back
+    github_history_stars: int = 100  # ...and takes at most this many stars
+    github_secondary_pause: int = 60  # seconds, for a secondary rate limit without Retry-After
 
     def host_groups_for(self, host: str) -> int:
         for part in self.host_groups.split(","):
             name, _, count = part.strip().partition("=")
             if name.lower() == host and count.strip().isdigit():
                 return max(1, int(count))
-        return 1
+        return max(1, self.github_concurrency) if host == self.github_host else 1
+
+    @property
+    def github_host(self) -> str:
+        from starfeed.model import host_key_of
+
+        return host_key_of(self.github_api_url)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":

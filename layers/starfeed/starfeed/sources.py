@@ -36,6 +36,23 @@ def new_source(url: str, now: float, collections: list[str] | None = None, *, ki
                   enforce_feed_domain=enforce_feed_domain)
 
 
+def github_following_source(settings, now: float) -> Source:
+    """The follow list of the token's user (seed 000): one per deployment, re-synced daily."""
+    url = f"{settings.github_api_url.rstrip('/')}/user/following"
+    return Source(source_id=source_id_for(url), url=url, kind="github-following", created_at=now,
+                  title="GitHub follow list", next_check_at=now)
+
+
+def github_user_source(settings, account, now: float) -> Source:
+    """A followed account, keyed by its numeric id so a renamed account keeps its stars. Due at
+    once: the GitHub host's message groups already cap the calls in flight, so no jitter."""
+    api = settings.github_api_url.rstrip("/")
+    return Source(source_id=source_id_for(f"{api}/user/{account.user_id}"), kind="github-user",
+                  url=f"{api}/users/{account.login}/starred", title=account.login, login=account.login,
+                  user_id=account.user_id, created_at=now, collections=["github"], tier="low",
+                  next_check_at=now)
+
+
 def add_source(storage: Storage, url: str, now: float, collections: list[str] | None = None,
                **options) -> tuple[Source, bool]:
     """Returns the source and whether it is new (adding a URL twice finds the first)."""

@@ -81,14 +81,15 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
 
 
 def fetch(url: str, settings: Settings, *, etag: str | None = None,
-          last_modified: str | None = None, session: requests.Session | None = None,
-          sleep=time.sleep) -> FetchResult:
+          last_modified: str | None = None, headers: dict[str, str] | None = None,
+          session: requests.Session | None = None, sleep=time.sleep) -> FetchResult:
     """One fetch: up to RETRIES more tries with exponential backoff on 5xx (without
-    Retry-After) and network faults, all within the total deadline."""
+    Retry-After) and network faults, all within the total deadline. headers are added to (or
+    replace) the defaults; an Authorization header is sent to the URL's own host only."""
     started = time.monotonic()
     session = session or requests.Session()
     for attempt in range(RETRIES + 1):
-        result = _fetch_once(url, settings, etag, last_modified, session, started)
+        result = _fetch_once(url, settings, etag, last_modified, headers or {}, session, started)
         if not result.transient or attempt == RETRIES:
             break
         pause = settings.retry_backoff * 2 ** attempt
@@ -100,18 +101,22 @@ def fetch(url: str, settings: Settings, *, etag: str | None = None,
 
 
 def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: str | None,
-                session: requests.Session, started: float) -> FetchResult:
-    headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate, br"}
+                extra: dict[str, str], session: requests.Session, started: float) -> FetchResult:
+    headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate, br", **extra}
     if etag:
         headers["If-None-Match"] = etag
     if last_modified:
         headers["If-Modified-Since"] = last_modified
     allowed = allowed_networks(settings.allow_private_networks)
-    result = FetchResult(url=url, status=None, request_headers=dict(headers))
+    # What is kept with the raw response: never a credential.
+    result = FetchResult(url=url, status=None, request_headers={
+        k: "(redacted)" if k.lower() == "authorization" else v for k, v in headers.items()})
     permanent = True
     try:
         for hop in range(MAX_REDIRECTS + 1):
             check_url(result.url, allowed)  # every hop, after DNS resolution
+            if host_of(result.url) != host_of(url):
+                headers.pop("Authorization", None)  # a redirect off the host gets no credential
             response = session.get(result.url, headers=headers, stream=True, allow_redirects=False,
                                    timeout=(settings.connect_timeout, settings.read_timeout))
             with response:
@@ -149,7 +154,7 @@ def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: s
         result.error, result.transient = f"request failed: {_root_cause(exc)}", True
     if result.error is None and result.status is not None and result.status >= 400:
         result.error = reason_for_status(result.status, host_of(result.url) or result.url)
-        if result.status in (429, 503):
+        if result.status in (403, 429, 503):  # GitHub sends Retry-After with a 403 too
             result.retry_after = parse_retry_after(result.headers.get("Retry-After"), time.time())
         result.transient = result.status >= 500 and result.retry_after is None
     return result

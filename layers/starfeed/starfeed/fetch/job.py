@@ -42,8 +42,12 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
                                                          "reason": "host-paused"})
         log.info("fetcher: %s: host %s is paused for %ds; not fetched", source.url, source.host, paused - now)
         return None
+    if source.kind.startswith("github-"):
+        from starfeed.fetch.github_job import fetch_github
+
+        return fetch_github(storage, source, lease, now, rng or random.Random())
     result = fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified)
-    raw_ref = _store_raw(storage, source, result, now) if result.status is not None else None
+    raw_ref = store_raw(storage, source, result, now) if result.status is not None else None
     outcome, ingested = _outcome(source, result, now, settings)
     new = []
     if ingested is not None:
@@ -157,7 +161,7 @@ def _same_validators(source: Source, result: FetchResult) -> bool:
     return bool((etag and etag == source.etag) or (not etag and modified and modified == source.last_modified))
 
 
-def _store_raw(storage: Storage, source: Source, result: FetchResult, now: float) -> dict:
+def store_raw(storage: Storage, source: Source, result: FetchResult, now: float) -> dict:
     """Every response is kept before it is parsed (seed 003 §4.5)."""
     record = {"feed_id": source.source_id, "fetched_at": rfc3339(now), "url": result.url,
               "http_status": result.status, "request_headers": result.request_headers,

@@ -10,12 +10,14 @@ import time
 from pathlib import Path
 
 from starfeed.local.demo import DemoOrigin
+from starfeed.local.github_sim import GitHubSim, population
 from starfeed.local.http_bridge import serve
 from starfeed.local.runtime import QueueSource, rate_seconds
 from starfeed.local.snapshot import SNAPSHOT_FILE, Snapshotter, restore
 from starfeed.local.stack import LocalStack
 from starfeed.settings import Settings
-from starfeed.sources import add_source, opml_feed_urls
+from starfeed.sources import add_source, github_following_source, opml_feed_urls
+from starfeed.store.secrets import TOKEN_ENV
 from starfeed.store import Storage
 
 log = logging.getLogger("starfeed.local")
@@ -46,6 +48,7 @@ def run() -> int:
         log.error("cannot listen on %s:%d (%s): stop what uses it, or set STARFEED_PORT",
                   host, port, exc.strerror)
         return 1
+    github_sim = start_github_demo()
     stack = LocalStack({"STARFEED_PUBLIC_URL": public_url, "STARFEED_ALLOW_PRIVATE_NETWORKS":
                         os.environ.get("STARFEED_ALLOW_PRIVATE_NETWORKS", "1")})
     log.info("embedded AWS (moto) on %s with every table, bucket and queue of template.yaml",
@@ -57,11 +60,13 @@ def run() -> int:
     snapshots = Snapshotter(stack.stack, snapshot_path,
                             float(os.environ.get("STARFEED_SNAPSHOT_INTERVAL", "60")))
     storage = Storage(Settings.from_env())
-    demo = subscribe_initial_sources(storage)
+    demo = subscribe_initial_sources(storage, github_sim)
 
     log.info("initial poll cycle…")
     storage.queues.send_render(["feed"])  # the aggregate exists even before any entry
-    stack.run_cycle()
+    for _ in range(3):  # again while it finds work: a synced follow list makes its accounts due
+        if not stack.run_cycle().get("leased"):
+            break
     snapshots.changed()
     snapshots.save_if_changed()
     server.api = stack.functions["ApiFunction"]
@@ -87,14 +92,32 @@ def run() -> int:
     server.server_close()
     snapshots.changed()
     snapshots.save_if_changed()  # the clean-shutdown snapshot
-    if demo:
-        demo.close()
+    for origin in (demo, github_sim):
+        if origin:
+            origin.close()
     stack.close()
     log.info("stopped")
     return 0
 
 
-def subscribe_initial_sources(storage: Storage) -> DemoOrigin | None:
+def start_github_demo() -> GitHubSim | None:
+    """Without a token of the user's, a simulated GitHub on loopback stands in, so the demo shows
+    the GitHub stars feature too. Its accounts and stars are the same all day, across restarts."""
+    if os.environ.get(TOKEN_ENV) or os.environ.get("STARFEED_GITHUB_API_URL"):
+        return None
+    day = time.time() // 86400 * 86400
+    accounts = population(12, day - 30 * 86400, day + 2 * 86400, busier=30)
+    port = int(os.environ.get("STARFEED_GITHUB_DEMO_PORT", "3002"))
+    try:
+        sim = GitHubSim(accounts, port=port)
+    except OSError:
+        log.warning("port %d is busy: no simulated GitHub for the demo (set STARFEED_GITHUB_DEMO_PORT)", port)
+        return None
+    os.environ.update({"STARFEED_GITHUB_API_URL": sim.url, TOKEN_ENV: sim.token})
+    return sim
+
+
+def subscribe_initial_sources(storage: Storage, github_sim: GitHubSim | None = None) -> DemoOrigin | None:
     now = time.time()
     demo_port = int(os.environ.get("STARFEED_DEMO_PORT", "3001"))
     opml = os.environ.get("STARFEED_SOURCES")
@@ -104,6 +127,12 @@ def subscribe_initial_sources(storage: Storage) -> DemoOrigin | None:
             add_source(storage, url, now)
         log.info("subscribed %d sources from %s", len(urls), opml)
     sources = storage.catalog.list_sources()
+    if os.environ.get(TOKEN_ENV) and (github_sim is None or not sources):
+        # A token (the user's, or the simulation's on a first demo run): follow its follow list.
+        following = github_following_source(storage.settings, now)
+        if storage.catalog.add_source(following):
+            log.info("GitHub: subscribed the follow list of the token's account at %s%s", following.url,
+                     " (a simulated GitHub for the demo)" if github_sim else "")
     demo_url = f"http://127.0.0.1:{demo_port}/"
     if sources and not any(s.url.startswith(demo_url) for s in sources):
         return None

@@ -3,6 +3,7 @@ only plain-text summaries appear, so nothing a feed sends can become live markup
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from html import escape
 
@@ -24,6 +25,8 @@ li{padding:.9rem 0;border-bottom:1px solid var(--line)}
 li h2{font-size:1.05rem;margin:0 0 .2rem;overflow-wrap:anywhere}
 .meta{color:var(--muted);font-size:.85rem}p{margin:.3rem 0 0;overflow-wrap:anywhere}
 .empty{color:var(--muted);padding:2rem 0}
+.notice{border:1px solid #d33;border-radius:.4rem;padding:.6rem .8rem;margin:.8rem 0}
+nav.filters a[aria-current]{font-weight:600;text-decoration:none;color:var(--fg)}
 """
 
 
@@ -32,6 +35,8 @@ class IndexPage:
     title: str
     feed_path: str  # e.g. "/feed": the page links its .xml, .atom and .json forms
     collections: dict[str, int] = field(default_factory=dict)  # name -> sources, for navigation
+    notice: str | None = None  # something the reader should know, e.g. GitHub polling stopped
+    filters: tuple[tuple[str, str, bool], ...] = ()  # (label, href, current): e.g. activity tiers
 
 
 def render_index(page: IndexPage, entries: list[Entry], source_titles: dict[str, str],
@@ -51,7 +56,8 @@ def render_index(page: IndexPage, entries: list[Entry], source_titles: dict[str,
 <body><main>
 <header><h1>{escape(page.title)}</h1>
 <nav><a href="{feed}.xml">RSS</a><a href="{feed}.atom">Atom</a><a href="{feed}.json">JSON Feed</a>\
-<a href="/opml.xml">OPML</a><a href="/stats">Stats</a></nav>{_collections_nav(page)}</header>
+<a href="/opml.xml">OPML</a><a href="/stats">Stats</a></nav>{_collections_nav(page)}{_filters_nav(page)}</header>
+{f'<p class="notice" role="alert">{escape(page.notice)}</p>' if page.notice else ""}
 <ol>
 {items}
 </ol>
@@ -67,6 +73,24 @@ def _collections_nav(page: IndexPage) -> str:
     links = "".join(f'<a href="/c/{escape(name)}/">{escape(name)} <small>{count}</small></a>'
                     for name, count in page.collections.items())
     return f'<nav class="collections"><a href="/">all</a> {links}</nav>'
+
+
+def github_notice(pause: dict | None) -> str | None:
+    """Why GitHub polling is stopped or paused (the hosts table's pause), for pages people read."""
+    if pause is None:
+        return None
+    if pause["stopped"]:
+        return f"GitHub polling has stopped. {pause['reason']}"
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(pause["until"]))
+    return f"GitHub polling is paused until {when}. {pause['reason']}"
+
+
+def _filters_nav(page: IndexPage) -> str:
+    if not page.filters:
+        return ""
+    links = "".join(f'<a href="{escape(href)}"{" aria-current=page" if current else ""}>{escape(label)}</a>'
+                    for label, href, current in page.filters)
+    return f'<nav class="collections filters">Activity: {links}</nav>'
 
 
 def _item(entry: Entry, source_title: str) -> str:

@@ -5,17 +5,20 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from dataclasses import replace
 
 from starfeed.model import Entry
 from starfeed.parse.normalize import rfc3339
 from starfeed.render.feeds import FORMATS, FeedMeta, render
-from starfeed.render.html import IndexPage, render_index
+from starfeed.render.html import IndexPage, github_notice, render_index
+from starfeed.schedule.github import TIERS
 from starfeed.stats import render_bucket
 from starfeed.store import Storage
 
 log = logging.getLogger(__name__)
 
 AGGREGATE = "feed"
+GITHUB = "github"  # the collection every followed GitHub account joins
 
 
 def render_targets(storage: Storage, targets: list[str], now: float | None = None) -> list[str]:
@@ -31,10 +34,13 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
             meta = FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base)
             _render_index(storage, meta, "", entries, now)
         elif kind == "c" and name:
-            entries = _of_existing_sources(
-                storage, storage.catalog.recent_entries_of(storage.catalog.sources_in(name), limit))
-            meta = FeedMeta(target, f"starfeed: {name}", f"The {name} collection",
-                            f"{base}/c/{name}/", base)
+            members = storage.catalog.sources_in(name)
+            entries = _of_existing_sources(storage, storage.catalog.recent_entries_of(members, limit))
+            if name == GITHUB:
+                meta = github_meta(target, len(members), base)
+            else:
+                meta = FeedMeta(target, f"starfeed: {name}", f"The {name} collection",
+                                f"{base}/c/{name}/", base)
             _render_index(storage, meta, f"c/{name}/", entries, now)
         elif kind == "s" and name and (source := storage.catalog.get_source(name)) is not None:
             entries = storage.catalog.recent_entries(source.source_id, limit, now)
@@ -61,10 +67,29 @@ def _of_existing_sources(storage: Storage, entries: list[Entry]) -> list[Entry]:
     return [e for e in entries if e.feed_id in sources]
 
 
+def github_meta(target: str, accounts: int, base: str) -> FeedMeta:
+    """Seed 000's channel: its title, https://github.com as its link, a summarising description."""
+    return FeedMeta(target, "GitHub Followings Stars",
+                    f"Repositories starred by the {accounts} GitHub accounts you follow, newest first",
+                    "https://github.com", base)
+
+
 def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[Entry], now: float) -> None:
     # Only the sources this page shows are read, however many there are.
     sources = storage.catalog.get_sources({e.feed_id for e in entries})
     titles = {i: s.title or s.url for i, s in sources.items()}
-    page = render_index(IndexPage(meta.title, f"/{meta.feed_id}", storage.catalog.collections()),
-                        entries, titles, rfc3339(now))
-    storage.blobs.put_feed(f"{prefix}index.html", page, "text/html; charset=utf-8", rendered_at=now)
+    page = IndexPage(meta.title, f"/{meta.feed_id}", storage.catalog.collections(),
+                     notice=github_notice(storage.catalog.host_pause(storage.settings.github_host, now)))
+    pages = {f"{prefix}index.html": (page, entries)}
+    if prefix == f"c/{GITHUB}/":
+        # Seed 000's activity filter: one page per tier, linked from each (the pages run no script).
+        tier_of = {i: s.tier or "low" for i, s in sources.items()}
+        for tier in (None, *TIERS):
+            filters = tuple((t or "all", f"/c/{GITHUB}/" + (f"?tier={t}" if t else ""), t == tier)
+                            for t in (None, *TIERS))
+            shown = [e for e in entries if tier is None or tier_of.get(e.feed_id) == tier]
+            pages[f"{prefix}index{'-' + tier if tier else ''}.html"] = (replace(page, filters=filters), shown)
+    for key, (index_page, shown) in pages.items():
+        storage.blobs.put_feed(key, render_index(index_page, shown, titles, rfc3339(now)),
+                               "text/html; charset=utf-8", rendered_at=now)
+

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ALPHA = 0.3
+TIERS = ("high", "medium", "low")
 
 
 @dataclass(frozen=True)

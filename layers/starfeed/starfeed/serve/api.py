@@ -14,6 +14,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from starfeed.formats import EXTENSIONS, FORMATS
+from starfeed.schedule.github import TIERS
 from starfeed.serve.cache import FeedCache
 from starfeed.serve.negotiate import OFFERED, BadAccept, NotAcceptable, negotiate
 from starfeed.stats import Sampler, reader_of
@@ -117,11 +118,14 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
 
     @app.get("/stats", compress=True)
     def dashboard():
+        from starfeed.render.html import github_notice
         from starfeed.serve.dashboard import render_dashboard
 
         storage.counters.flush()  # this instance's latest counts belong on the page
+        now = time.time()
+        notice = github_notice(storage.catalog.host_pause(storage.settings.github_host, now))
         body = render_dashboard(storage.counters.days(7), cache.summary(),
-                                storage.catalog.list_sources(), time.time())
+                                storage.catalog.list_sources(), now, notice)
         return Response(200, "text/html; charset=utf-8", body.decode(),
                         {"Cache-Control": "no-store", **PAGE_HEADERS})
 
@@ -169,7 +173,10 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
     def collection_index(name: str):
         if not _COLLECTION.match(name):
             return text(404, "no such collection\n")
-        return serve_object(f"c/{name}/index.html")
+        tier = app.current_event.get_query_string_value("tier")
+        if tier is not None and tier not in TIERS:
+            return text(400, f"tier is one of {', '.join(TIERS)}\n")
+        return serve_object(f"c/{name}/index{'-' + tier if tier else ''}.html")
 
     @app.get("/c/<name>/<filename>", compress=True)
     def collection(name: str, filename: str):

@@ -43,7 +43,7 @@ def bar_chart(rows: list[tuple[str, float]], unit: str = "", width: int = 520) -
 
 
 def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list[Source],
-                     now: float) -> bytes:
+                     now: float, notice: str | None = None) -> bytes:
     totals: Counter = Counter()
     for counters in days.values():
         totals.update(counters)
@@ -66,6 +66,7 @@ def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>starfeed statistics</title>
 <style>{_STYLE}</style></head><body><main>
 <h1>starfeed statistics</h1><p class="muted">Last {len(days)} days · built {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(now))} · <a href="/">feeds</a></p>
+{f'<p class="bad" role="alert">{escape(notice)}</p>' if notice else ""}
 <div class="cards"><div class="card">Requests<b>{requests}</b></div>
 <div class="card">Cache hit rate<b>{hit_rate}</b></div>
 <div class="card">Sources<b>{len(sources)}</b></div>

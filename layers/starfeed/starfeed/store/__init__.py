@@ -12,6 +12,7 @@ from starfeed.settings import Settings
 from starfeed.store.blobs import Blobs
 from starfeed.store.counters import Counters
 from starfeed.store.queues import Queues
+from starfeed.store.secrets import Secrets
 
 
 @dataclass
@@ -41,3 +42,7 @@ class Storage:
     @cached_property
     def queues(self) -> Queues:
         return Queues(self.client("sqs"), self.settings)
+
+    @cached_property
+    def secrets(self) -> Secrets:
+        return Secrets(self.client, self.settings)

@@ -6,12 +6,14 @@ import calendar
 import time
 import zlib
 from dataclasses import asdict, fields
+from functools import cached_property
 
 from pynamodb.attributes import (BooleanAttribute, JSONAttribute, ListAttribute, NumberAttribute,
                                  UnicodeAttribute)
 from pynamodb.exceptions import DeleteError, DoesNotExist, PutError, UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection, LocalSecondaryIndex
 from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
 
 from starfeed.model import Entry, Source, root_domain_of
 from starfeed.settings import Settings
@@ -79,6 +81,10 @@ def build_models(settings: Settings):
         next_check_at = NumberAttribute(null=True)
         due_shard = UnicodeAttribute(null=True)
         locked_until = NumberAttribute(null=True)
+        login = UnicodeAttribute(null=True)
+        user_id = NumberAttribute(null=True)
+        last_starred_at = UnicodeAttribute(null=True)
+        tier = UnicodeAttribute(null=True)
         due = DueIndex()
         by_url = UrlIndex()
         by_root = RootIndex()
@@ -86,8 +92,10 @@ def build_models(settings: Settings):
     class HostRecord(Model):
         Meta = _meta(settings.hosts_table, settings)
         host = UnicodeAttribute(hash_key=True)
-        paused_until = NumberAttribute()
+        paused_until = NumberAttribute(default=0)
         reason = UnicodeAttribute(null=True)
+        stopped = BooleanAttribute(default=False)  # until someone acts (a refused GitHub token)
+        rate_limit = JSONAttribute(null=True)  # the host's latest rate-limit headers, {limit, remaining, reset, at}
         expires_at = NumberAttribute()
 
     class MembershipRecord(Model):
@@ -199,11 +207,11 @@ class Catalog:
 
     # Host pauses -----------------------------------------------------------------------------
 
-    def pause_host(self, host: str, until: float, reason: str) -> None:
+    def pause_host(self, host: str, until: float, reason: str, stopped: bool = False) -> None:
         """Hold every source on a host until `until` (never shortening a longer pause)."""
         H = self.Host
         try:
-            H(host).update(actions=[H.paused_until.set(until), H.reason.set(reason),
+            H(host).update(actions=[H.paused_until.set(until), H.reason.set(reason), H.stopped.set(stopped),
                                     H.expires_at.set(int(until) + DAY)],
                            condition=H.paused_until.does_not_exist() | (H.paused_until < until))
         except UpdateError as exc:
@@ -215,6 +223,31 @@ class Catalog:
         if not hosts:
             return {}
         return {h.host: h.paused_until for h in self.Host.batch_get(list(hosts)) if h.paused_until > now}
+
+    def host_pause(self, host: str, now: float) -> dict | None:
+        """{until, reason, stopped} while the host is paused, else None."""
+        state = self.host_state(host)
+        if state.get("paused_until", 0) <= now:
+            return None
+        return {"until": state["paused_until"], "reason": state["reason"], "stopped": state["stopped"]}
+
+    def clear_host_pause(self, host: str) -> None:
+        H = self.Host
+        H(host).update(actions=[H.paused_until.set(0), H.reason.remove(), H.stopped.set(False)])
+
+    def note_rate_limit(self, host: str, rate: dict) -> None:
+        H = self.Host
+        # Never shortens the record's life: a stopped pause must outlive any rate-limit note.
+        H(host).update(actions=[H.rate_limit.set(rate), H.expires_at.set(H.expires_at | int(rate["reset"]) + DAY)])
+
+    def host_state(self, host: str) -> dict:
+        """Everything known about a host: its pause (if any) and its latest rate limit."""
+        try:
+            record = self.Host.get(host, consistent_read=True)
+        except DoesNotExist:
+            return {}
+        return {"paused_until": record.paused_until, "reason": record.reason, "stopped": bool(record.stopped),
+                "rate_limit": record.rate_limit}
 
     # Collections -----------------------------------------------------------------------------
 
@@ -347,6 +380,34 @@ class Catalog:
             if uid not in rewritten:
                 E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])
         return [entry for entry, _ in new]
+
+    def known_entries(self, feed_id: str, entry_uids: list[str]) -> set[str]:
+        """Which of these entries are stored already."""
+        return {r.entry_uid for r in self.Entry.batch_get([(feed_id, uid) for uid in set(entry_uids)],
+                                                          attributes_to_get=["entry_uid"])}
+
+    def store_stars(self, source: Source, entries: list[Entry], lease: float | None) -> None:
+        """Seed 000: stars and the user's last_starred_at are written together or not at all.
+        Oldest first, in transactions of at most 99 stars plus the user, so last_starred_at never
+        runs ahead of the stars stored; a lost lease writes nothing."""
+        S = self.Source
+        ordered = sorted(entries, key=lambda e: e.published or "")
+        condition = (S.locked_until == lease) if lease is not None else S.source_id.exists()
+        for start in range(0, len(ordered), 99):
+            chunk = ordered[start:start + 99]
+            latest = max([chunk[-1].published or "", source.last_starred_at or ""])
+            with TransactWrite(connection=self._connection) as transaction:
+                for entry in chunk:
+                    transaction.save(self._entry_record(entry))
+                transaction.update(S(source.source_id), actions=[S.last_starred_at.set(latest)],
+                                   condition=condition)
+            source.last_starred_at = latest
+
+    @cached_property
+    def _connection(self):
+        from pynamodb.connection import Connection
+
+        return Connection(region=self.settings.region, host=self.settings.endpoint_url)
 
     def recent_entries(self, feed_id: str | None, limit: int, now: float | None = None) -> list[Entry]:
         """Newest first: one source's entries, or (feed_id None) every source's."""

@@ -1,0 +1,204 @@
+"""GitHub's REST API as seed 000 uses it: token auth, Link pagination followed exactly as given,
+conditional requests, and the rate-limit headers read on every response.
+
+The reading of a response (classify) is pure; GitHub.get does the HTTP through fetch.http, so
+GitHub calls get the same timeouts, retries, size limit and address checks as any fetch."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+from urllib.parse import urlencode
+
+import requests
+
+from starfeed.fetch.http import FetchResult, fetch, parse_retry_after
+from starfeed.parse.github import Account, BadBody, Star, accounts_of, star_uid, stars_of
+from starfeed.settings import Settings
+
+STAR_JSON = "application/vnd.github.star+json"
+GITHUB_JSON = "application/vnd.github+json"
+API_VERSION = "2022-11-28"
+PER_PAGE = 100
+CONNECT = "run `starfeed github connect` with a token that can read your follow list"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a response means: ok, not-modified, rate-limited (calls wait until `until`),
+    rejected (the token is refused: all GitHub polling stops) or failed (this call only)."""
+    kind: str
+    reason: str | None = None
+    until: float | None = None
+
+
+def _header(headers: dict, name: str) -> str | None:
+    lowered = name.lower()
+    return next((v for k, v in headers.items() if k.lower() == lowered), None)
+
+
+def _number(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _message(body: bytes) -> str:
+    try:
+        message = json.loads(body).get("message")
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return ""
+    return message.strip()[:200] if isinstance(message, str) else ""
+
+
+def exhausted_until(headers: dict, now: float) -> float | None:
+    """When the primary limit resets, if this response used its last request."""
+    if _number(_header(headers, "X-RateLimit-Remaining")) == 0:
+        return max(now, _number(_header(headers, "X-RateLimit-Reset")) or now + 60)
+    return None
+
+
+def classify(status: int | None, headers: dict, body: bytes, error: str | None, now: float,
+             settings: Settings) -> Verdict:
+    """GitHub's documented answers: 304 costs nothing; 401, and a 403 that is not a rate limit,
+    mean the token is refused; a 403 or 429 with remaining 0 waits for the reset, and a secondary
+    limit waits for Retry-After, else at least github_secondary_pause seconds."""
+    if status == 304:
+        return Verdict("not-modified")
+    if status is not None and 200 <= status < 300:
+        return Verdict("ok")
+    message = _message(body) if status else ""
+    if status in (403, 429):
+        retry_after = parse_retry_after(_header(headers, "Retry-After"), now)
+        primary = exhausted_until(headers, now)
+        if primary is not None and retry_after is None:
+            return Verdict("rate-limited", f"GitHub rate limit exhausted: {message or status}", primary)
+        if retry_after is not None or status == 429 or "rate limit" in message.lower():
+            wait = retry_after if retry_after is not None else settings.github_secondary_pause
+            return Verdict("rate-limited", f"GitHub secondary rate limit: {message or status}", now + wait)
+    if status in (401, 403):
+        return Verdict("rejected", f"GitHub token rejected: {status} {message or 'Forbidden'}; {CONNECT}")
+    if status == 404:
+        return Verdict("failed", f"404 Not Found: {message or 'no such GitHub account'}")
+    return Verdict("failed", f"GitHub: {error or f'HTTP {status}'}")
+
+
+@dataclass
+class Page:
+    result: FetchResult
+    verdict: Verdict
+    next_url: str | None
+
+
+TokenSource = Callable[[bool], "str | None"]  # force_fetch -> the token, or None when none is set
+
+
+class GitHub:
+    """One GitHub API client per fetch. token(force) reads the token (cached by the caller's
+    store); after a 401 it is read once more, fresh, in case it was just replaced."""
+
+    def __init__(self, settings: Settings, token: TokenSource, session: requests.Session | None = None,
+                 clock: Callable[[], float] = time.time):
+        self.settings, self._token, self.clock = settings, token, clock
+        self.session = session or requests.Session()
+        self.requests = 0
+        self.pause_until: float | None = None  # set when a response exhausted the primary limit
+        self.rate: dict | None = None  # the latest X-RateLimit-* seen: {limit, remaining, reset, at}
+
+    def url(self, path: str, **query) -> str:
+        return f"{self.settings.github_api_url.rstrip('/')}{path}" + (f"?{urlencode(query)}" if query else "")
+
+    def get(self, url: str, accept: str = GITHUB_JSON, etag: str | None = None,
+            last_modified: str | None = None) -> Page:
+        token = self._token(False)
+        if not token:
+            return Page(FetchResult(url, None), Verdict("rejected", f"no GitHub token is set; {CONNECT} "
+                                                        "(or set STARFEED_GITHUB_TOKEN locally)"), None)
+        page = self._get(url, accept, etag, last_modified, token)
+        if page.result.status == 401 and (fresh := self._token(True)) and fresh != token:
+            page = self._get(url, accept, etag, last_modified, fresh)
+        return page
+
+    def _get(self, url: str, accept: str, etag: str | None, last_modified: str | None, token: str) -> Page:
+        headers = {"Accept": accept, "Authorization": f"Bearer {token}", "X-GitHub-Api-Version": API_VERSION}
+        result = fetch(url, self.settings, etag=etag, last_modified=last_modified, headers=headers,
+                       session=self.session)
+        self.requests += 1
+        now = self.clock()
+        verdict = classify(result.status, result.headers, result.body, result.error, now, self.settings)
+        limit, remaining, reset = (_number(_header(result.headers, f"X-RateLimit-{name}"))
+                                   for name in ("Limit", "Remaining", "Reset"))
+        if remaining is not None and reset is not None:
+            self.rate = {"limit": int(limit or 0), "remaining": int(remaining), "reset": int(reset), "at": int(now)}
+        exhausted = exhausted_until(result.headers, now)
+        if exhausted is not None and verdict.kind in ("ok", "not-modified"):
+            self.pause_until = exhausted  # this answer is good, but it was the last one allowed
+        links = requests.utils.parse_header_links(_header(result.headers, "Link") or "")
+        next_url = next((link["url"] for link in links if link.get("rel") == "next"), None)
+        return Page(result, verdict, next_url)
+
+
+@dataclass
+class Read:
+    """The outcome of reading one GitHub resource across its pages."""
+    verdict: Verdict
+    pages: list[FetchResult] = field(default_factory=list)
+    accounts: list[Account] = field(default_factory=list)
+    stars: list[Star] = field(default_factory=list)  # newest first, only those not yet stored
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+def read_following(github: GitHub) -> Read:
+    """Every account the token's user follows: /user/following, then each rel="next" as given."""
+    read, url = Read(Verdict("ok")), github.url("/user/following", per_page=PER_PAGE)
+    while url:
+        page = github.get(url)
+        read.pages.append(page.result)
+        if page.verdict.kind != "ok":
+            read.verdict = page.verdict
+            return read
+        try:
+            read.accounts.extend(accounts_of(page.result.body))
+        except BadBody as exc:
+            read.verdict = Verdict("failed", str(exc))
+            return read
+        url = page.next_url
+    return read
+
+
+def read_stars(github: GitHub, login: str, etag: str | None, last_modified: str | None,
+               known: Callable[[list[str]], set[str]], first_sync: bool, now: float) -> Read:
+    """A user's stars not yet stored, newest first. The first page is conditional; pages stop at
+    a star already stored (known(uids) says which are), at a short page, or, on a first sync, at
+    the history horizon (github_history_days, github_history_stars)."""
+    settings = github.settings
+    read = Read(Verdict("ok"))
+    url: str | None = github.url(f"/users/{login}/starred", per_page=PER_PAGE)
+    horizon = now - settings.github_history_days * 86400
+    while url:
+        page = github.get(url, STAR_JSON, *((etag, last_modified) if not read.pages else (None, None)))
+        read.pages.append(page.result)
+        if page.verdict.kind != "ok":
+            read.verdict = page.verdict
+            return read
+        if len(read.pages) == 1:
+            read.etag = _header(page.result.headers, "ETag")
+            read.last_modified = _header(page.result.headers, "Last-Modified")
+        try:
+            stars = stars_of(page.result.body)
+        except BadBody as exc:
+            read.verdict = Verdict("failed", str(exc))
+            return read
+        stored = known([star_uid(login, s) for s in stars]) if stars else set()
+        for star in stars:
+            if star_uid(login, star) in stored:
+                return read
+            if first_sync and (star.starred_epoch < horizon or len(read.stars) >= settings.github_history_stars):
+                return read
+            read.stars.append(star)
+        url = page.next_url if len(stars) >= PER_PAGE else None
+    return read

@@ -1,0 +1,168 @@
+"""Fetch one leased GitHub source (seed 000): the follow list (kind github-following) or one
+followed account's stars (kind github-user). Raw pages are stored before they are read; stars and
+last_starred_at are written together; the outcome and the next check are written back.
+
+A rate limit pauses the GitHub host for everyone (the scheduler and every fetcher read the pause
+from the hosts table); a refused token stops all GitHub polling until `starfeed github connect`."""
+
+from __future__ import annotations
+
+import logging
+import random
+
+from pynamodb.exceptions import TransactWriteError
+
+from starfeed.fetch.github import GitHub, Read, Verdict, read_following, read_stars
+from starfeed.fetch.job import store_raw
+from starfeed.model import FetchOutcome, Source
+from starfeed.parse.github import star_entry
+from starfeed.parse.normalize import rfc3339
+from starfeed.render import targets_for
+from starfeed.schedule.github import user_interval
+from starfeed.sources import github_user_source
+from starfeed.store import Storage
+
+log = logging.getLogger(__name__)
+
+REJECTED_PAUSE = 365 * 86400  # a refused token holds GitHub polling until `github connect`
+
+
+def fetch_github(storage: Storage, source: Source, lease: float | None, now: float,
+                 rng: random.Random) -> FetchOutcome:
+    github = GitHub(storage.settings, storage.secrets.github_token)
+    first = source.status == "new"
+    if source.kind == "github-following":
+        read = read_following(github)
+    else:
+        read = read_stars(github, source.login or source.title or "", source.etag, source.last_modified,
+                          lambda uids: storage.catalog.known_entries(source.source_id, uids),
+                          first_sync=source.status == "new", now=now)
+    refs = [store_raw(storage, source, page, now) for page in read.pages if page.status is not None]
+    new = 0
+    if read.verdict.kind in ("ok", "not-modified"):
+        if source.kind == "github-following":
+            _apply_following(storage, source, read, now)
+        elif read.stars:
+            try:
+                new = _store_stars(storage, source, read, lease, now)
+            except TransactWriteError as exc:
+                # Nothing was kept, so neither is the ETag: the next fetch reads these stars again.
+                read.verdict = Verdict("failed", f"stars not stored ({exc.cause_response_code or exc})")
+    _record(storage, source, read, new, refs, now, rng)
+    _pause_if_limited(storage, source, read.verdict, github.pause_until, now)
+    if github.rate:
+        storage.catalog.note_rate_limit(source.host, github.rate)  # for `starfeed github status`
+    if not storage.catalog.finish_fetch(source, lease):
+        log.warning("fetcher: lease on %s was lost; its outcome was not written", source.url)
+    if new or first and source.kind == "github-user":  # a first fetch publishes the user's feed
+        storage.queues.send_render(targets_for(source))
+    last = read.pages[-1] if read.pages else None
+    log.info("fetcher: %s -> %s in %d request(s), %d new, next in %ds (%s)%s", source.url,
+             last.status if last else "no request", github.requests, new, int(source.next_check_at - now),
+             source.reason, f": {read.verdict.reason}" if read.verdict.reason else "")
+    return FetchOutcome(last.status if last else None, new_entries=new,
+                        not_modified=read.verdict.kind == "not-modified",
+                        error=read.verdict.reason if read.verdict.kind not in ("ok", "not-modified") else None,
+                        retry_after=read.verdict.until - now if read.verdict.until else None)
+
+
+def _apply_following(storage: Storage, following: Source, read: Read, now: float) -> None:
+    """Upsert one github-user source per followed account; disable those no longer followed
+    (their entries stay); a renamed account keeps its source and its stars."""
+    catalog, settings = storage.catalog, storage.settings
+    known = catalog.get_sources(set(catalog.sources_in("github")))
+    followed = {}
+    for account in read.accounts:
+        user = github_user_source(settings, account, now)
+        followed[user.source_id] = user
+        current = known.get(user.source_id)
+        if current is None:
+            if catalog.add_source(user):
+                catalog.join_collection("github", user.source_id)
+        elif not current.enabled or current.login != user.login:
+            catalog.change_source(user.source_id, {"enabled": True, "login": user.login, "title": user.login,
+                                                   "url": user.url})
+    gone = [s for s in known.values() if s.kind == "github-user" and s.enabled and s.source_id not in followed]
+    for user in gone:
+        catalog.change_source(user.source_id, {"enabled": False, "reason": "no longer followed"})
+    following.title = f"GitHub follow list ({len(followed)} accounts)"
+    log.info("fetcher: GitHub follow list: %d accounts, %d new, %d no longer followed", len(followed),
+             len(set(followed) - set(known)), len(gone))
+
+
+def _store_stars(storage: Storage, user: Source, read: Read, lease: float | None, now: float) -> int:
+    entries = [star_entry(user.login or "", star, user.source_id, now) for star in read.stars]
+    storage.catalog.store_stars(user, entries, lease)
+    # Every star time known now: on a first sync, seed 000 seeds the EMA with all of their gaps.
+    user.publications = sorted(set(user.publications) | {s.starred_epoch for s in read.stars})
+    user.entry_count += len(entries)
+    return len(entries)
+
+
+def _record(storage: Storage, source: Source, read: Read, new: int, refs: list[dict], now: float,
+            rng: random.Random) -> None:
+    settings, verdict = storage.settings, read.verdict
+    last = read.pages[-1] if read.pages else None
+    source.last_fetch_at, source.http_status = now, last.status if last else None
+    source.fetch_history = ([{"fetch_id": ref["fetch_id"], "at": rfc3339(now), "status": page.status,
+                              "outcome": verdict.reason or verdict.kind, "body_sha256": ref["body_sha256"]}
+                             for ref, page in zip(refs, [p for p in read.pages if p.status is not None])][::-1]
+                            + source.fetch_history)[:settings.fetch_history]
+    before = source.interval
+    if verdict.kind in ("ok", "not-modified"):
+        source.status = "not-modified" if verdict.kind == "not-modified" else "ok"
+        source.last_error, source.consecutive_failures, source.last_success_at = None, 0, now
+        if source.kind == "github-following":
+            source.interval, source.reason = settings.github_following_interval, "follow list: daily"
+        else:
+            source.etag = read.etag or source.etag
+            source.last_modified = read.last_modified or source.last_modified
+            _schedule_user(source, new, settings)
+        source.next_check_at = now + source.interval
+    elif verdict.kind == "rate-limited":
+        # Not the source's fault: no failure counted; it is retried when the pause ends.
+        source.status, source.last_error, source.reason = "error", verdict.reason, "github-rate-limited"
+        source.next_check_at = verdict.until + rng.uniform(0, settings.startup_jitter)
+    else:
+        source.status, source.last_error = "error", verdict.reason
+        source.consecutive_failures += 1
+        if verdict.kind == "rejected":
+            source.reason = "github-token-rejected"
+            source.next_check_at = now + REJECTED_PAUSE
+        else:
+            # Seed 000: transient failures were retried inside the fetch; now the next window.
+            source.reason = "github-failed: next window"
+            source.interval = source.interval or settings.github_default_minutes * 60
+            source.next_check_at = now + source.interval
+    source.decisions = ([{"at": rfc3339(now), "reason": source.reason, "before": before,
+                          "after": source.interval}] + source.decisions)[:settings.decision_history]
+
+
+def _schedule_user(user: Source, new_stars: int, settings) -> None:
+    """Seed 000's per-user EMA of gaps between stars, and its activity tier."""
+    previous = user.ewma_interarrival / 60 if user.ewma_interarrival else None
+    decision = user_interval(user.publications, previous, new_stars, settings.github_default_minutes,
+                             settings.github_min_minutes, settings.github_max_minutes)
+    user.publications = user.publications[-20:]
+    user.interval, user.tier = int(decision.minutes * 60), decision.tier
+    user.ewma_interarrival = decision.ema * 60 if decision.ema is not None else None
+    user.reason = (f"star EMA {decision.minutes:.0f} min, tier {decision.tier}" if decision.ema is not None
+                   else f"default {decision.minutes:.0f} min until three stars")
+
+
+def _pause_if_limited(storage: Storage, source: Source, verdict: Verdict, exhausted: float | None,
+                      now: float) -> None:
+    """One pause in the hosts table holds every GitHub call, the scheduler's and every fetcher's."""
+    host = source.host
+    if verdict.kind == "rejected":
+        storage.catalog.pause_host(host, now + REJECTED_PAUSE, verdict.reason or "GitHub token rejected",
+                                   stopped=True)
+        log.error("fetcher: %s; all GitHub polling stops until then", verdict.reason)
+        storage.queues.send_render(["feed", "c/github/feed"])  # the index pages show why
+    elif verdict.kind == "rate-limited" or exhausted is not None:
+        until = verdict.until if verdict.kind == "rate-limited" else exhausted
+        reason = verdict.reason or "GitHub rate limit exhausted"
+        storage.catalog.pause_host(host, until, reason)
+        log.warning("fetcher: %s: every GitHub call waits %ds, until %s", reason, until - now, rfc3339(until))
+
+

@@ -1,0 +1,66 @@
+"""The GitHub token: SSM Parameter Store (SecureString) or Secrets Manager, read through powertools
+parameters with caching; locally, STARFEED_GITHUB_TOKEN. Never logged, never stored by starfeed
+anywhere else."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+log = logging.getLogger(__name__)
+
+TOKEN_ENV = "STARFEED_GITHUB_TOKEN"
+CACHE_SECONDS = 300  # a warm function re-reads the token this often (and at once after a 401)
+
+
+class Secrets:
+    def __init__(self, client_factory, settings):
+        self.settings = settings
+        self._client_factory = client_factory
+        self._provider = None
+
+    @property
+    def provider(self):
+        from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
+
+        if self._provider is None:
+            store = self.settings.github_token_store
+            if store == "secretsmanager":
+                self._provider = SecretsProvider(boto3_client=self._client_factory("secretsmanager"))
+            else:
+                self._provider = SSMProvider(boto3_client=self._client_factory("ssm"))
+        return self._provider
+
+    @property
+    def token_name(self) -> str:
+        name = self.settings.github_token_name
+        # SSM names with a hierarchy start with "/"; the template's parameter holds it without.
+        return "/" + name.lstrip("/") if self.settings.github_token_store == "ssm" and "/" in name else name
+
+    def github_token(self, force: bool = False) -> str | None:
+        """The stored token, else STARFEED_GITHUB_TOKEN, else None."""
+        from aws_lambda_powertools.utilities.parameters import GetParameterError
+
+        ssm = self.settings.github_token_store != "secretsmanager"
+        try:
+            token = self.provider.get(self.token_name, max_age=CACHE_SECONDS, force_fetch=force,
+                                      **({"decrypt": True} if ssm else {}))
+        except GetParameterError as exc:
+            # The message names the parameter, never its value.
+            log.debug("github token not in %s: %s", self.settings.github_token_store, type(exc).__name__)
+            token = None
+        token = token.decode() if isinstance(token, bytes) else token
+        return (token or "").strip() or os.environ.get(TOKEN_ENV, "").strip() or None
+
+    def put_github_token(self, token: str) -> str:
+        """Store the token where the deployment reads it; returns where."""
+        if self.settings.github_token_store == "secretsmanager":
+            client = self._client_factory("secretsmanager")
+            try:
+                client.put_secret_value(SecretId=self.token_name, SecretString=token)
+            except client.exceptions.ResourceNotFoundException:
+                client.create_secret(Name=self.token_name, SecretString=token)
+            return f"Secrets Manager secret {self.token_name}"
+        self._client_factory("ssm").put_parameter(Name=self.token_name, Value=token, Type="SecureString",
+                                                  Overwrite=True)
+        return f"SSM parameter {self.token_name} (SecureString)"
