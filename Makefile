@@ -29,6 +29,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python -m starfeed.bench.serve
 	$(BIN)/python -m starfeed.bench.snapshot
 	$(BIN)/python -m starfeed.bench.schedule_scale
+	$(BIN)/python -m starfeed.bench.github
 
 $(VENV)/.installed: pyproject.toml layers/starfeed/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

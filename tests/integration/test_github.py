@@ -41,6 +41,8 @@ def github(stack, storage, monkeypatch):
             monkeypatch.setattr(stack.functions[name].module.storage, "settings", settings)
         monkeypatch.setenv("STARFEED_GITHUB_TOKEN", sim.token)
         monkeypatch.setenv("STARFEED_GITHUB_API_URL", sim.url)  # for the CLI
+        # An earlier test's origin may have had this port, and left a pause on it.
+        storage.catalog.clear_host_pause(settings.github_host)
         return sim, Storage(settings)
 
     yield start

@@ -96,7 +96,7 @@ def test_a_first_run_serves_the_demo_feeds_and_stops_cleanly(tmp_path):
     finally:
         output = run.stop()
     assert run.process.returncode == 0, output
-    assert "Traceback" not in output
+    assert "Traceback" not in output, output
     assert "subscribed the demo origin" in output and output.rstrip().endswith("stopped")
     assert not (tmp_path / "stack.json").exists()
 

@@ -18,7 +18,7 @@ from starfeed.model import FetchOutcome, Source
 from starfeed.parse.github import star_entry
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import targets_for
-from starfeed.schedule.github import user_interval
+from starfeed.schedule.github import schedule_user
 from starfeed.sources import github_user_source
 from starfeed.store import Storage
 
@@ -117,7 +117,7 @@ def _record(storage: Storage, source: Source, read: Read, new: int, refs: list[d
         else:
             source.etag = read.etag or source.etag
             source.last_modified = read.last_modified or source.last_modified
-            _schedule_user(source, new, settings)
+            schedule_user(source, new, settings)
         source.next_check_at = now + source.interval
     elif verdict.kind == "rate-limited":
         # Not the source's fault: no failure counted; it is retried when the pause ends.
@@ -136,18 +136,6 @@ def _record(storage: Storage, source: Source, read: Read, new: int, refs: list[d
             source.next_check_at = now + source.interval
     source.decisions = ([{"at": rfc3339(now), "reason": source.reason, "before": before,
                           "after": source.interval}] + source.decisions)[:settings.decision_history]
-
-
-def _schedule_user(user: Source, new_stars: int, settings) -> None:
-    """Seed 000's per-user EMA of gaps between stars, and its activity tier."""
-    previous = user.ewma_interarrival / 60 if user.ewma_interarrival else None
-    decision = user_interval(user.publications, previous, new_stars, settings.github_default_minutes,
-                             settings.github_min_minutes, settings.github_max_minutes)
-    user.publications = user.publications[-20:]
-    user.interval, user.tier = int(decision.minutes * 60), decision.tier
-    user.ewma_interarrival = decision.ema * 60 if decision.ema is not None else None
-    user.reason = (f"star EMA {decision.minutes:.0f} min, tier {decision.tier}" if decision.ema is not None
-                   else f"default {decision.minutes:.0f} min until three stars")
 
 
 def _pause_if_limited(storage: Storage, source: Source, verdict: Verdict, exhausted: float | None,

@@ -88,9 +88,12 @@ def serve(host: str, port: int, api: Function | None = None) -> ApiServer:
                 if name.lower() not in ("content-length", "connection"):
                     self.send_header(name, value)
             self.send_header("Content-Length", str(0 if status == 304 else len(data)))
-            self.end_headers()
-            if status != 304:
-                self.wfile.write(data)
+            try:
+                self.end_headers()
+                if status != 304:
+                    self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                log.debug("api: the client left before its answer to %s", self.path)
 
         do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = _handle
 

@@ -106,7 +106,7 @@ def start_github_demo() -> GitHubSim | None:
     if os.environ.get(TOKEN_ENV) or os.environ.get("STARFEED_GITHUB_API_URL"):
         return None
     day = time.time() // 86400 * 86400
-    accounts = population(12, day - 30 * 86400, day + 2 * 86400, busier=30)
+    accounts = population(12, day - 3 * 86400, day + 2 * 86400, busier=20)
     port = int(os.environ.get("STARFEED_GITHUB_DEMO_PORT", "3002"))
     try:
         sim = GitHubSim(accounts, port=port)

@@ -44,3 +44,16 @@ def user_interval(star_times: list[float], previous_ema: float | None, new_gaps:
         for gap in gaps[len(gaps) - min(new_gaps, len(gaps)):]:
             ema = clamp(ALPHA * gap + (1 - ALPHA) * ema)
     return UserInterval(ema, tier_of(ema), ema)
+
+
+def schedule_user(user, new_stars: int, settings) -> None:
+    """Apply user_interval to a github-user Source: its interval (seconds), tier, EMA and reason.
+    user.publications holds every star time known (the latest 20 are kept afterwards)."""
+    previous = user.ewma_interarrival / 60 if user.ewma_interarrival else None
+    decision = user_interval(user.publications, previous, new_stars, settings.github_default_minutes,
+                             settings.github_min_minutes, settings.github_max_minutes)
+    user.publications = user.publications[-20:]
+    user.interval, user.tier = int(decision.minutes * 60), decision.tier
+    user.ewma_interarrival = decision.ema * 60 if decision.ema is not None else None
+    user.reason = (f"star EMA {decision.minutes:.0f} min, tier {decision.tier}" if decision.ema is not None
+                   else f"default {decision.minutes:.0f} min until three stars")
