@@ -83,6 +83,15 @@ def test_every_function_has_least_privilege_policy_templates_and_no_vpc():
             assert template.endswith("Policy") and arguments, name
 
 
+def test_only_the_fetcher_may_read_the_github_token():
+    readers = {name for name, props in of_type("AWS::Serverless::Function").items()
+               for policy in props["Policies"]
+               if {"SSMParameterReadPolicy", "AWSSecretsManagerGetSecretValuePolicy"} & set(policy)}
+    assert readers == {"FetcherFunction"}
+    fetcher = of_type("AWS::Serverless::Function")["FetcherFunction"]["Policies"]
+    assert {"SSMParameterReadPolicy": {"ParameterName": {"Ref": "GitHubTokenName"}}} in fetcher
+
+
 def test_outputs_and_parameters_an_operator_needs():
     assert {"ApiUrl", "FeedUrl", "FeedsBucketName", "RawBucketName", "SourcesTableName",
             "EntriesTableName"} <= set(T["Outputs"])

@@ -209,7 +209,6 @@ def _github_connect(args) -> None:
     import getpass
 
     from starfeed.fetch.github import GitHub
-    from starfeed.parse.github import BadBody
 
     token = sys.stdin.readline().strip() if args.token_stdin else getpass.getpass("GitHub token: ").strip()
     if not token:
@@ -219,31 +218,36 @@ def _github_connect(args) -> None:
     page = github.get(github.url("/user"))
     if page.verdict.kind != "ok":
         raise CliError(f"{storage.settings.github_api_url} did not accept this token: "
-                       f"{page.verdict.reason or page.result.error}; nothing was stored")
+                       f"{page.verdict.reason}; nothing was stored")
     try:
-        login = json.loads(page.result.body).get("login", "?")
-    except (ValueError, AttributeError):
-        raise CliError(str(BadBody("GitHub's /user answer is not a JSON object"))) from None
+        login = json.loads(page.result.body)["login"]
+    except (ValueError, KeyError, TypeError):
+        login = "an account GitHub did not name"
     where = storage.secrets.put_github_token(token)
     print(f"token for {login} stored in {where}")
     _resume_github(storage)
 
 
 def _resume_github(storage) -> None:
-    """Lift a stop, and make the follow list due now (creating its source the first time)."""
+    """Lift a stop, and make the follow list due now (creating its source the first time), with
+    every account the stop held."""
     from starfeed.sources import github_following_source
 
     catalog, now = storage.catalog, time.time()
     pause = catalog.host_pause(storage.settings.github_host, now)
+    held = {"github-token-rejected"}
     if pause and pause["stopped"]:
         catalog.clear_host_pause(storage.settings.github_host)
+        held.add("host-paused")
+        if storage.settings.render_queue_url:
+            storage.queues.send_render(["feed", "c/github/feed"])  # the pages stop saying it stopped
         print("GitHub polling resumes (it had stopped: the token was rejected)")
     following = github_following_source(storage.settings, now)
     if catalog.add_source(following):
         print(f"added {following.source_id} {following.url}")
-    for source in [catalog.get_source(following.source_id)] + list(
-            catalog.get_sources(set(catalog.sources_in("github"))).values()):
-        if source and (source.kind == "github-following" or source.reason == "github-token-rejected"):
+    users = catalog.get_sources(set(catalog.sources_in("github"))).values()
+    for source in [catalog.get_source(following.source_id), *users]:
+        if source and (source.kind == "github-following" or source.reason in held):
             catalog.change_source(source.source_id, {"next_check_at": now, "locked_until": None,
                                                      "last_error": None}, require_enabled=True)
     print("the follow list is due now: the next scheduler run syncs it")
