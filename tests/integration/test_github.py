@@ -210,6 +210,17 @@ def test_an_exhausted_primary_limit_waits_for_the_reset(stack, github):
     assert following.next_check_at >= pause["until"]
 
 
+def test_the_last_request_of_the_hour_pauses_github_until_the_reset(stack, github):
+    now = time.time()
+    sim, storage = github([starred(f"lim{n}", 700 + n, [(now - 60, n)]) for n in range(4)], limit=3)
+    connect(storage)
+    cycles(stack)
+    assert [e["status"] for e in sim.log] == [200, 200, 200]  # the follow list, then two accounts
+    pause = storage.catalog.host_pause(storage.settings.github_host, time.time())
+    assert pause["until"] == (now // HOUR + 1) * HOUR and "exhausted" in pause["reason"]
+    assert sum(u.entry_count for u in github_sources(storage).values()) == 2
+
+
 def test_a_rejected_token_stops_github_only_says_why_everywhere_and_connect_resumes(
         stack, github, origin, capsys, monkeypatch):
     from origin import Reply, rss

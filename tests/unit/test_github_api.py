@@ -64,7 +64,8 @@ def test_seed_000_bob_stars_rust_lang_rust():
     assert entry.canonical_link == "https://github.com/rust-lang/rust"
     assert entry.entry_uid == "github-star://bob/rust-lang/rust/2025-10-17T03:00:00Z"
     assert entry.published == "2025-10-17T03:00:00Z"
-    assert entry.summary == "Empowering everyone & more · Language: Rust · Stars: 98,000"
+    # GitHub descriptions are plain text: kept as written, for each renderer to escape.
+    assert entry.summary == "Empowering <b>everyone</b> & more · Language: Rust · Stars: 98,000"
 
 
 def test_hostile_or_malformed_items_are_dropped_not_trusted():

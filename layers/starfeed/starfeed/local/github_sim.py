@@ -110,8 +110,9 @@ def _iso(epoch: float) -> str:
 
 class GitHubSim:
     def __init__(self, accounts: list[Account], token: str = "ghp_simulated", per_page_max: int = 100,
-                 clock=time.time, host: str = "127.0.0.1", port: int = 0, me: str = "you"):
+                 clock=time.time, host: str = "127.0.0.1", port: int = 0, me: str = "you", limit: int = LIMIT):
         self.accounts = {a.login: a for a in accounts}
+        self.limit = limit  # requests an hour, as GitHub's primary limit
         self.token, self.per_page_max, self.clock, self.me = token, per_page_max, clock, me
         self.me_id = 1
         # Switches.
@@ -182,7 +183,7 @@ class GitHubSim:
                                                       "documentation_url": "https://docs.github.com/rest"})
         window = int(now // WINDOW)
         reset = (window + 1) * WINDOW
-        if self.exhausted or self._used.get(window, 0) >= LIMIT:
+        if self.exhausted or self._used.get(window, 0) >= self.limit:
             return self._finish(request, entry, 403, {
                 "message": f"API rate limit exceeded for user ID {self.me_id}.",
                 "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"},
@@ -237,8 +238,8 @@ class GitHubSim:
                 self._used[window] = self._used.get(window, 0) + 1
             used = self._used.get(window, 0)
         entry["status"] = status
-        headers = {"X-RateLimit-Limit": str(LIMIT),
-                   "X-RateLimit-Remaining": str(remaining if remaining is not None else max(0, LIMIT - used)),
+        headers = {"X-RateLimit-Limit": str(self.limit),
+                   "X-RateLimit-Remaining": str(remaining if remaining is not None else max(0, self.limit - used)),
                    "X-RateLimit-Used": str(used), "X-RateLimit-Reset": str(int(reset or (window + 1) * WINDOW)),
                    "X-RateLimit-Resource": "core", **(extra or {})}
         self._send(request, status, body, headers)

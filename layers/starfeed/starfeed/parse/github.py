@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from starfeed.model import Entry
-from starfeed.parse.normalize import clean_text, rfc3339
+from starfeed.parse.normalize import plain_text, rfc3339
 
 GITHUB_WEB = "https://github.com"
 # What GitHub (and GitHub Enterprise, whose logins may carry _ and .) allows; logins and
@@ -89,7 +89,7 @@ def stars_of(body: bytes) -> list[Star]:
 
 
 def _text(value) -> str | None:
-    return clean_text(value) or None if isinstance(value, str) else None
+    return plain_text(value) if isinstance(value, str) else None
 
 
 def star_uid(login: str, star: Star) -> str:

@@ -34,6 +34,14 @@ def clean_text(value: str | None) -> str | None:
     return text or None
 
 
+def plain_text(value: str | None) -> str | None:
+    """Text that is plain by definition (a GitHub description): kept as written, "<" included,
+    for the renderers to escape; only characters illegal in XML go, and runs of whitespace."""
+    if not value:
+        return None
+    return _SPACES.sub(" ", _xml_safe(value)).strip() or None
+
+
 def clean_html(value: str | None) -> str | None:
     """Sanitized HTML: no script, event handlers, iframes, javascript: or data: URLs."""
     if not value:
