@@ -158,3 +158,32 @@ def test_the_rhythm_model_checks_busy_hours_often_and_quiet_hours_rarely():
     rhythm = decide(source(interval=900, hour_counts=list(hours)), FetchOutcome(200, new_entries=1, publications=posts),
                     Settings(), NOW, NoJitter())
     assert rhythm.reason == "rhythm" and d.reason.startswith("new-entries")  # the seed model is untouched
+
+
+def test_a_moderately_active_feed_waits_at_most_the_active_cap_beyond_its_quiet_hours():
+    from starfeed.schedule.decide import rhythm_wait
+
+    day = 86400.0
+    # A post a day at 09:00 UTC for 20 days: the square root rule alone waits most of a day.
+    posts = tuple(d * day + 9 * 3600 for d in range(20))
+    hours = tuple(20 if h == 9 else 0 for h in range(24))
+    at_nine = 20 * day + 9 * 3600 + 60
+    uncapped = rhythm_wait(posts, hours, at_nine, 25000, day)
+    capped = rhythm_wait(posts, hours, at_nine, 25000, day, active_max_wait=6.5 * 3600,
+                         active_min_posts_per_day=0.3)
+    assert uncapped > 12 * 3600 and capped < 7 * 3600  # 6.5 h after the next few minutes of its busy hour
+    # At 10:00 the feed's quiet stretch lies ahead: the cap starts counting only when it ends.
+    evening = rhythm_wait(posts, hours, 20 * day + 10 * 3600, 25000, day, 6.5 * 3600, 0.3)
+    assert evening > 6.5 * 3600
+    # Too slow a feed is not capped.
+    assert rhythm_wait(posts, hours, at_nine, 25000, day, 6.5 * 3600, 2.0) == uncapped
+
+
+def test_a_feed_gone_quiet_is_checked_less_often():
+    from starfeed.schedule.decide import rhythm_wait
+
+    posts = tuple(float(h * 3600) for h in range(20))  # hourly, then silence
+    hours = (1,) * 24
+    just_after = rhythm_wait(posts, hours, 20 * 3600, 25000, 86400)
+    a_week_later = rhythm_wait(posts, hours, 20 * 3600 + 7 * 86400, 25000, 86400)
+    assert a_week_later > 3 * just_after

@@ -38,7 +38,11 @@ class Settings:
     # "rhythm" (default: sqrt(rate) by hour of day, learned per feed), "sqrt" (interval ~
     # sqrt(mean gap x scale)) or "seed" (seed 003's EWMA target as written). See bench.schedsim.
     interval_model: str = "rhythm"
-    sqrt_scale: int = 13000
+    sqrt_scale: int = 25000
+    # A feed posting at least this often (per day) waits at most active_max_wait seconds beyond
+    # its quiet hours: the p95 delay of moderately active feeds (see bench.schedsim).
+    active_min_posts_per_day: float = 0.3
+    active_max_wait: int = 23400
     lease_seconds: int = 600
     # Hosts allowed several fetches at once: "host=N,host2=M" (FIFO message groups host#0..N-1).
     # The GitHub API host gets github_concurrency unless named here.

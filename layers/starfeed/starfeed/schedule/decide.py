@@ -21,6 +21,7 @@ EWMA_ALPHA = 0.3
 BLEND_LAMBDA = 0.5
 JITTER_RATIO = 0.15
 HISTORY = 20  # publication times kept for the EWMA (seed 003 §6.3)
+QUIET_POSTS = 0.05  # expected posts below which a stretch of a feed's day counts as quiet
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
@@ -68,7 +69,8 @@ def _decide(source: Source, outcome: FetchOutcome, settings: Settings, now: floa
                         failures, ewma, publications)
 
     if settings.interval_model == "rhythm":
-        interval = _clamp(rhythm_wait(publications, hours, now, settings.sqrt_scale, high), low, high)
+        interval = _clamp(rhythm_wait(publications, hours, now, settings.sqrt_scale, high,
+                                      settings.active_max_wait, settings.active_min_posts_per_day), low, high)
         reason = "rhythm"
     elif outcome.not_modified:
         interval, reason = before * UP_FACTOR, "not-modified"
@@ -103,23 +105,39 @@ def target_interval(ewma: float, settings: Settings) -> float:
 
 
 def rhythm_wait(publications: tuple[float, ...], hour_counts: tuple[int, ...], now: float,
-                scale: float, longest: float) -> float:
+                scale: float, longest: float, active_max_wait: float | None = None,
+                active_min_posts_per_day: float = 0.0) -> float:
     """The wait that spends one fetch's worth of a sqrt(rate) budget, hour by hour: a feed's rate
     is spread over the UTC hours it has been seen posting in (a smoothed histogram), so checks
-    crowd its busy hours and thin out in its quiet ones (Cho and Garcia-Molina, by hour)."""
+    crowd its busy hours and thin out in its quiet ones (Cho and Garcia-Molina, by hour).
+
+    The rate runs to now, not to the last post, so a feed gone quiet slows down. A feed posting
+    at least active_min_posts_per_day waits at most active_max_wait beyond its quiet stretch:
+    the square root rule alone leaves moderately active feeds' posts waiting longest."""
     if len(publications) >= 3 and publications[-1] > publications[0]:
-        rate = (len(publications) - 1) / (publications[-1] - publications[0])
+        rate = (len(publications) - 1) / (max(now, publications[-1]) - publications[0])
     else:
         rate = 1 / WEEK  # too little history: assume a post a week
     counts = [c + 1 for c in (hour_counts or (0,) * 24)]  # Laplace prior: every hour possible
-    total = sum(counts)
-    waited, budget, at = 0.0, 1.0, now
-    while budget > 0 and waited < longest:
-        speed = math.sqrt(rate * 24 * counts[int(at % 86400 // 3600)] / total / scale)
+    share = [c / sum(counts) for c in counts]
+
+    def hourly(at: float) -> float:  # expected posts per second in the hour of `at`
+        return rate * 24 * share[int(at % 86400 // 3600)]
+
+    wait = _spend(now, longest, lambda at: math.sqrt(hourly(at) / scale), 1.0)
+    if active_max_wait and rate * 86400 >= active_min_posts_per_day:
+        wait = min(wait, active_max_wait + _spend(now, longest, hourly, QUIET_POSTS))
+    return wait
+
+
+def _spend(now: float, longest: float, speed, budget: float) -> float:
+    """How long until `budget` is used up at speed(t) per second (piecewise by the hour)."""
+    waited, at = 0.0, now
+    while waited < longest:
         step = 3600 - at % 3600
-        if budget <= step * speed:
-            return waited + budget / speed
-        waited, budget, at = waited + step, budget - step * speed, at + step
+        if budget <= step * speed(at):
+            return waited + budget / speed(at)
+        waited, budget, at = waited + step, budget - step * speed(at), at + step
     return waited
 
 
