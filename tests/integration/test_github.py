@@ -280,6 +280,12 @@ def test_a_burst_of_5xx_is_retried_three_times_then_waits_for_the_next_window(st
     assert ivy.fetch_history[0]["at"] and ivy.fetch_history[0]["status"] == 502
     assert ivy.next_check_at - time.time() > 50 * 60  # the next window, not a hammering retry
     assert [e["status"] for e in sim.log[-4:]] == [502] * 4
+    # Its policies hold as for any source: ten failures in a row park it as dead.
+    storage.catalog.change_source(ivy.source_id, {"consecutive_failures": 9, "next_check_at": time.time()})
+    sim.failures = 4
+    stack.run_cycle()
+    ivy = github_sources(storage)["ivy"]
+    assert (ivy.status, ivy.next_check_at, ivy.reason) == ("dead", None, "circuit-open after 10 failures")
 
 
 def test_the_token_never_reaches_logs_raw_payloads_or_pages(stack, github, caplog):

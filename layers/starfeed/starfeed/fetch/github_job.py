@@ -34,9 +34,9 @@ def fetch_github(storage: Storage, source: Source, lease: float | None, now: flo
     if source.kind == "github-following":
         read = read_following(github)
     else:
-        read = read_stars(github, source.login or source.title or "", source.etag, source.last_modified,
+        read = read_stars(github, source.login or "", source.etag, source.last_modified,
                           lambda uids: storage.catalog.known_entries(source.source_id, uids),
-                          first_sync=source.status == "new", now=now)
+                          first_sync=first, now=now)
     refs = [store_raw(storage, source, page, now) for page in read.pages if page.status is not None]
     new = 0
     if read.verdict.kind in ("ok", "not-modified"):
@@ -57,8 +57,9 @@ def fetch_github(storage: Storage, source: Source, lease: float | None, now: flo
     if new or first and source.kind == "github-user":  # a first fetch publishes the user's feed
         storage.queues.send_render(targets_for(source))
     last = read.pages[-1] if read.pages else None
-    log.info("fetcher: %s -> %s in %d request(s), %d new, next in %ds (%s)%s", source.url,
-             last.status if last else "no request", github.requests, new, int(source.next_check_at - now),
+    log.info("fetcher: %s -> %s in %d request(s), %d new, next %s (%s)%s", source.url,
+             last.status if last else "no request", github.requests, new,
+             f"in {int(source.next_check_at - now)}s" if source.next_check_at else "never",
              source.reason, f": {read.verdict.reason}" if read.verdict.reason else "")
     return FetchOutcome(last.status if last else None, new_entries=new,
                         not_modified=read.verdict.kind == "not-modified",
@@ -129,11 +130,18 @@ def _record(storage: Storage, source: Source, read: Read, new: int, refs: list[d
         if verdict.kind == "rejected":
             source.reason = "github-token-rejected"
             source.next_check_at = now + REJECTED_PAUSE
+        elif source.consecutive_failures >= settings.circuit_breaker or source.policy == "one-strike":
+            # The same policies as any source: parked as dead until `starfeed source sync`.
+            source.status, source.next_check_at = "dead", None
+            source.reason = f"circuit-open after {source.consecutive_failures} failures" \
+                if source.policy != "one-strike" else "one-strike"
         else:
             # Seed 000: transient failures were retried inside the fetch; now the next window.
             source.reason = "github-failed: next window"
             source.interval = source.interval or settings.github_default_minutes * 60
             source.next_check_at = now + source.interval
+    if not source.polling:
+        source.next_check_at = None  # seed 004: polling off runs once and is not re-armed
     source.decisions = ([{"at": rfc3339(now), "reason": source.reason, "before": before,
                           "after": source.interval}] + source.decisions)[:settings.decision_history]
 
