@@ -18,7 +18,7 @@ OUTPUT_SETTINGS = {"SourcesTableName": "SOURCES_TABLE", "EntriesTableName": "ENT
                    "RawBucketName": "RAW_BUCKET", "FetchQueueUrl": "FETCH_QUEUE_URL",
                    "RenderQueueUrl": "RENDER_QUEUE_URL", "HostsTableName": "HOSTS_TABLE",
                    "StatsTableName": "STATS_TABLE", "GitHubTokenStore": "STARFEED_GITHUB_TOKEN_STORE",
-                   "GitHubTokenName": "STARFEED_GITHUB_TOKEN_NAME"}
+                   "GitHubTokenName": "STARFEED_GITHUB_TOKEN_NAME", "GitHubApiUrl": "STARFEED_GITHUB_API_URL"}
 
 
 class CliError(Exception):
