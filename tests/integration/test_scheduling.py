@@ -71,7 +71,7 @@ def test_decisions_are_recorded_and_listed(stack, storage, capsys, origin):
     assert stored.decisions[0]["before"] == 0 and stored.decisions[0]["after"] == stored.interval
     assert stored.ewma_interarrival == 60 and len(stored.publications) == 3
     assert sum(stored.hour_counts) == 3  # the rhythm learned from the three posts
-    # A post a minute: the sqrt(rate) budget asks for a check well within the default interval.
+    # A post a minute: a check comes before about five new posts, well within the default interval.
     row = next(r for r in run(capsys, "source", "list")[1].splitlines() if r.startswith(source.source_id))
     assert storage.settings.min_interval <= stored.interval < storage.settings.default_interval
     assert " rhythm " in row and " high " in row

@@ -187,3 +187,11 @@ def test_a_feed_gone_quiet_is_checked_less_often():
     just_after = rhythm_wait(posts, hours, 20 * 3600, 25000, 86400)
     a_week_later = rhythm_wait(posts, hours, 20 * 3600 + 7 * 86400, 25000, 86400)
     assert a_week_later > 3 * just_after
+
+
+def test_a_very_busy_feed_is_checked_before_its_posts_could_scroll_away():
+    from starfeed.schedule.decide import POSTS_PER_CHECK, rhythm_wait
+
+    posts = tuple(float(m * 60) for m in range(20))  # a post a minute
+    wait = rhythm_wait(posts, (1,) * 24, 20 * 60, 25000, 86400)
+    assert wait < (POSTS_PER_CHECK + 1) * 60  # about five posts' worth, not the sqrt rule's 20 min

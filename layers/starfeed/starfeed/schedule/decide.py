@@ -22,6 +22,7 @@ BLEND_LAMBDA = 0.5
 JITTER_RATIO = 0.15
 HISTORY = 20  # publication times kept for the EWMA (seed 003 §6.3)
 QUIET_POSTS = 0.05  # expected posts below which a stretch of a feed's day counts as quiet
+POSTS_PER_CHECK = 5  # at most this many new posts expected per check: none falls off a short feed
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
@@ -113,7 +114,9 @@ def rhythm_wait(publications: tuple[float, ...], hour_counts: tuple[int, ...], n
 
     The rate runs to now, not to the last post, so a feed gone quiet slows down. A feed posting
     at least active_min_posts_per_day waits at most active_max_wait beyond its quiet stretch:
-    the square root rule alone leaves moderately active feeds' posts waiting longest."""
+    the square root rule alone leaves moderately active feeds' posts waiting longest. And a check
+    comes before about POSTS_PER_CHECK new posts are expected, so a very busy feed's posts do not
+    scroll out of its document between checks."""
     if len(publications) >= 3 and publications[-1] > publications[0]:
         rate = (len(publications) - 1) / (max(now, publications[-1]) - publications[0])
     else:
@@ -124,7 +127,8 @@ def rhythm_wait(publications: tuple[float, ...], hour_counts: tuple[int, ...], n
     def hourly(at: float) -> float:  # expected posts per second in the hour of `at`
         return rate * 24 * share[int(at % 86400 // 3600)]
 
-    wait = _spend(now, longest, lambda at: math.sqrt(hourly(at) / scale), 1.0)
+    wait = min(_spend(now, longest, lambda at: math.sqrt(hourly(at) / scale), 1.0),
+               _spend(now, longest, hourly, POSTS_PER_CHECK))
     if active_max_wait and rate * 86400 >= active_min_posts_per_day:
         wait = min(wait, active_max_wait + _spend(now, longest, hourly, QUIET_POSTS))
     return wait
