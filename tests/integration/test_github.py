@@ -170,6 +170,23 @@ def test_stars_arrive_as_seed_000_items_with_conditional_requests_and_stop_at_a_
     assert http_get(stack, "/c/github/?tier=loud")["statusCode"] == 400
 
 
+def test_a_renamed_account_keeps_its_stars_and_gets_no_duplicates(stack, github):
+    now = time.time()
+    sim, storage = github([starred("old-name", 4242, [(now - 3 * 3600, 1), (now - 2 * 3600, 2), (now - 3600, 3)])])
+    connect(storage)
+    cycles(stack)
+    assert github_sources(storage)["old-name"].entry_count == 3
+    sim.accounts = {"new-name": Account("new-name", 4242, sim.accounts["old-name"].stars + [(now - 60, 4)])}
+    assert main(["github", "sync"]) == 0
+    stack.run_cycle()  # the follow list: the account's source now has its new name
+    make_due(storage, github_sources(storage).values())
+    stack.run_cycle()
+    renamed = github_sources(storage)["new-name"]
+    assert renamed.entry_count == 4  # the three stored, and only the new star added
+    entries = storage.catalog.recent_entries(renamed.source_id, 10)
+    assert [e.title.split()[0] for e in entries] == ["new-name", "old-name", "old-name", "old-name"]
+
+
 def test_a_secondary_rate_limit_pauses_every_github_call_and_the_users_come_back_after_it(stack, github):
     now = time.time()
     sim, storage = github(population(8, now - 10 * 86400, now, seed=3))

@@ -50,7 +50,8 @@ def run(users: int, days: int, seed: int = 11) -> dict:
                     if user.next_check_at > now:
                         continue
                     read = read_stars(github, login, user.etag, None, lambda uids, k=known[login]: set(uids) & k,
-                                      first_sync=user.status == "new", now=now)
+                                      first_sync=user.status == "new", now=now,
+                                      last_starred_at=user.last_starred_at)
                     if read.verdict.kind == "rate-limited":
                         paused_until = read.verdict.until
                         user.next_check_at = paused_until
@@ -63,6 +64,7 @@ def run(users: int, days: int, seed: int = 11) -> dict:
                     known[login].update(star_uid(login, s) for s in read.stars)
                     user.publications = sorted(set(user.publications) | {s.starred_epoch for s in read.stars})
                     user.etag, user.status = read.etag or user.etag, "ok"
+                    user.last_starred_at = max([s.starred_at for s in read.stars] + [user.last_starred_at or ""])
                     schedule_user(user, len(read.stars), settings)
                     user.next_check_at = now + user.interval
             if now % DAY == 0 and now > START:

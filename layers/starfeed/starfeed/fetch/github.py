@@ -171,10 +171,13 @@ def read_following(github: GitHub) -> Read:
 
 
 def read_stars(github: GitHub, login: str, etag: str | None, last_modified: str | None,
-               known: Callable[[list[str]], set[str]], first_sync: bool, now: float) -> Read:
+               known: Callable[[list[str]], set[str]], first_sync: bool, now: float,
+               last_starred_at: str | None = None) -> Read:
     """A user's stars not yet stored, newest first. The first page is conditional; pages stop at
-    a star already stored (known(uids) says which are), at a short page, or, on a first sync, at
-    the history horizon (github_history_days, github_history_stars)."""
+    a star already stored (no newer than last_starred_at, or one known(uids) names), at a short
+    page, or, on a first sync, at the history horizon (github_history_days, github_history_stars).
+    GitHub lists stars newest first, so one older than the newest stored is stored already, even
+    if the account has since been renamed (its stored GUIDs carry the old login)."""
     settings = github.settings
     read = Read(Verdict("ok"))
     url: str | None = github.url(f"/users/{login}/starred", per_page=PER_PAGE)
@@ -195,7 +198,8 @@ def read_stars(github: GitHub, login: str, etag: str | None, last_modified: str 
             return read
         stored = known([star_uid(login, s) for s in stars]) if stars else set()
         for star in stars:
-            if star_uid(login, star) in stored:
+            # A star as old as the newest stored came in the same sync as it: stored already.
+            if star_uid(login, star) in stored or last_starred_at and star.starred_at <= last_starred_at:
                 return read
             if first_sync and (star.starred_epoch < horizon or len(read.stars) >= settings.github_history_stars):
                 return read

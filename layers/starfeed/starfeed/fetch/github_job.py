@@ -36,7 +36,7 @@ def fetch_github(storage: Storage, source: Source, lease: float | None, now: flo
     else:
         read = read_stars(github, source.login or "", source.etag, source.last_modified,
                           lambda uids: storage.catalog.known_entries(source.source_id, uids),
-                          first_sync=first, now=now)
+                          first_sync=first, now=now, last_starred_at=source.last_starred_at)
     refs = [store_raw(storage, source, page, now) for page in read.pages if page.status is not None]
     new = 0
     if read.verdict.kind in ("ok", "not-modified"):
