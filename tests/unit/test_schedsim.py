@@ -57,3 +57,17 @@ def test_a_generated_population_runs_through_every_scheduler():
     assert set(report) == {"starfeed", "fixed-15m", "miniflux-entry-frequency", "newsblur"}
     assert report["fixed-15m"]["fetches"] == 30 * 3 * 96
     assert all(r["new_entries"] <= report["fixed-15m"]["new_entries"] for r in report.values())
+
+
+def test_the_generator_shape_options_change_the_population():
+    from starfeed.bench.schedsim import Shape
+
+    def hours_and_posts(shape):
+        _, _, feeds = read_population(io.StringIO("\n".join(generate(40, 10, seed=2, shape=shape))))
+        busiest = max(feeds, key=lambda f: len(f.published))
+        return len({int(p % 86400 // 3600) for p in busiest.published}), sum(len(f.published) for f in feeds)
+
+    any_hour, _ = hours_and_posts(Shape(rhythm=0.0, median_per_day=5))
+    own_hours, _ = hours_and_posts(Shape(rhythm=1.0, median_per_day=5))
+    assert any_hour == 24 and own_hours <= 11  # five hours either side of the feed's peak
+    assert hours_and_posts(Shape(median_per_day=8))[1] > 3 * hours_and_posts(Shape(median_per_day=1))[1]

@@ -230,7 +230,17 @@ def run(start: float, end: float, feeds: list[Feed], seed: int = 7) -> dict:
     return {"schedulers": report}
 
 
-def generate(feeds: int, days: int, seed: int) -> list[str]:
+@dataclass(frozen=True)
+class Shape:
+    """How a generated population looks. The defaults are the realistic one; the others let a
+    scheduler be tried on populations unlike the one it was tuned on."""
+    median_per_day: float = 1.0  # posts a day of the median feed (log-normal rates)
+    spread: float = 1.3  # sigma of the log-normal: larger, a heavier tail both ways
+    rhythm: float = 0.8  # share of off-hours posts dropped (0: posts at any hour)
+    bursts: float = 0.05  # chance that a post starts a burst of a few more
+
+
+def generate(feeds: int, days: int, seed: int, shape: Shape = Shape()) -> list[str]:
     """A realistic population: heavy-tailed rates (log-normal, median about a post a day), a
     daily rhythm around each feed's own working hours, quieter weekends, bursts, dormant
     feeds, and some failing or rate-limiting hosts."""
@@ -240,18 +250,18 @@ def generate(feeds: int, days: int, seed: int) -> list[str]:
     lines = [json.dumps({"start": start, "end": end})]
     for n in range(feeds):
         dormant = rng.random() < 0.1
-        per_day = 0.0 if dormant else min(60.0, rng.lognormvariate(0, 1.3))
+        per_day = 0.0 if dormant else min(60.0, rng.lognormvariate(math.log(shape.median_per_day), shape.spread))
         peak = rng.uniform(0, 24)
         published, t = [], start - 14 * DAY
         while per_day and t < end:
             t += rng.expovariate(per_day / DAY) * (1.6 if time_weekend(t) else 1.0)
             hour = (t % DAY) / 3600
             # Daily rhythm: most posts within about 5 hours of the feed's peak hour.
-            if abs((hour - peak + 12) % 24 - 12) > 5 and rng.random() < 0.8:
+            if abs((hour - peak + 12) % 24 - 12) > 5 and rng.random() < shape.rhythm:
                 continue
             if t < end:
                 published.append(round(t))
-                if rng.random() < 0.05:  # a burst: a few posts within minutes
+                if rng.random() < shape.bursts:  # a burst: a few posts within minutes
                     published += sorted(round(t + rng.uniform(60, 1800)) for _ in range(rng.randint(2, 5)))
         published = sorted(p for p in published if p < end)
         failures = [[s, s + rng.uniform(3600, 2 * DAY)] for s in
@@ -277,10 +287,14 @@ def main() -> int:
     parser.add_argument("--generate", metavar="FILE", help="write a population instead")
     parser.add_argument("--feeds", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=1)
+    for name, field_ in Shape.__dataclass_fields__.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=field_.default,
+                            help=f"generated population's shape (default {field_.default})")
     args = parser.parse_args()
     if args.generate:
+        shape = Shape(**{name: getattr(args, name) for name in Shape.__dataclass_fields__})
         with open(args.generate, "w") as out:
-            out.write("\n".join(generate(args.feeds, int(args.days or 30), args.seed)) + "\n")
+            out.write("\n".join(generate(args.feeds, int(args.days or 30), args.seed, shape)) + "\n")
         return 0
     if not args.population:
         parser.error("--population FILE (or --generate FILE)")
