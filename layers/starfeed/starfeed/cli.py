@@ -231,7 +231,7 @@ def _github_connect(args) -> None:
 def _resume_github(storage) -> None:
     """Lift a stop, and make the follow list due now (creating its source the first time), with
     every account the stop held."""
-    from starfeed.sources import github_following_source
+    from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES, github_following_source
 
     catalog, now = storage.catalog, time.time()
     pause = catalog.host_pause(storage.settings.github_host, now)
@@ -240,12 +240,12 @@ def _resume_github(storage) -> None:
         catalog.clear_host_pause(storage.settings.github_host)
         held.add("host-paused")
         if storage.settings.render_queue_url:
-            storage.queues.send_render(["feed", "c/github/feed"])  # the pages stop saying it stopped
+            storage.queues.send_render(GITHUB_PAGES)  # the pages stop saying it stopped
         print("GitHub polling resumes (it had stopped: the token was rejected)")
     following = github_following_source(storage.settings, now)
     if catalog.add_source(following):
         print(f"added {following.source_id} {following.url}")
-    users = catalog.get_sources(set(catalog.sources_in("github"))).values()
+    users = catalog.sources_of_collection(GITHUB_COLLECTION).values()
     for source in [catalog.get_source(following.source_id), *users]:
         if source and (source.kind == "github-following" or source.reason in held):
             catalog.change_source(source.source_id, {"next_check_at": now, "locked_until": None,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, fields
 
+from starfeed.model import host_key_of
+
 
 def _flag(value: str) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
@@ -93,8 +95,6 @@ class Settings:
 
     @property
     def github_host(self) -> str:
-        from starfeed.model import host_key_of
-
         return host_key_of(self.github_api_url)
 
     @classmethod

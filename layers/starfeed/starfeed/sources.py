@@ -36,6 +36,10 @@ def new_source(url: str, now: float, collections: list[str] | None = None, *, ki
                   enforce_feed_domain=enforce_feed_domain)
 
 
+GITHUB_COLLECTION = "github"  # every followed GitHub account joins it; its feed is seed 000's
+GITHUB_PAGES = ["feed", f"c/{GITHUB_COLLECTION}/feed"]  # the render targets that show GitHub's state
+
+
 def github_following_source(settings, now: float) -> Source:
     """The follow list of the token's user (seed 000): one per deployment, re-synced daily."""
     url = f"{settings.github_api_url.rstrip('/')}/user/following"
@@ -49,7 +53,7 @@ def github_user_source(settings, account, now: float) -> Source:
     api = settings.github_api_url.rstrip("/")
     return Source(source_id=source_id_for(f"{api}/user/{account.user_id}"), kind="github-user",
                   url=f"{api}/users/{account.login}/starred", title=account.login, login=account.login,
-                  user_id=account.user_id, created_at=now, collections=["github"], tier="low",
+                  user_id=account.user_id, created_at=now, collections=[GITHUB_COLLECTION], tier="low",
                   next_check_at=now)
 
 

@@ -79,7 +79,7 @@ def _report(sim: GitHubSim, state: dict, delays: list[float], users: int, days: 
     per_hour = Counter(int(e["at"] // WINDOW) for e in sim.log)
     steady = [e for e in sim.log if e["at"] >= START + DAY and "/starred" in e["path"]]
     not_modified = sum(1 for e in steady if e["status"] == 304)
-    counted = [sim._used.get(hour, 0) for hour in per_hour]
+    counted = [sim.counted_in(hour) for hour in per_hour]
     delays.sort()
     tiers = Counter(user.tier or "low" for user in state.values())
     return {"users": users, "days": days, "requests": len(sim.log),

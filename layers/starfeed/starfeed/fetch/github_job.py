@@ -13,13 +13,13 @@ import random
 from pynamodb.exceptions import TransactWriteError
 
 from starfeed.fetch.github import GitHub, Read, Verdict, read_following, read_stars
-from starfeed.fetch.job import store_raw
+from starfeed.fetch.job import remember_decision, remember_fetch, store_raw
 from starfeed.model import FetchOutcome, Source
 from starfeed.parse.github import star_entry
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import targets_for
 from starfeed.schedule.github import schedule_user
-from starfeed.sources import github_user_source
+from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES, github_user_source
 from starfeed.store import Storage
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,8 @@ def fetch_github(storage: Storage, source: Source, lease: float | None, now: flo
         read = read_stars(github, source.login or "", source.etag, source.last_modified,
                           lambda uids: storage.catalog.known_entries(source.source_id, uids),
                           first_sync=first, now=now, last_starred_at=source.last_starred_at)
-    refs = [store_raw(storage, source, page, now) for page in read.pages if page.status is not None]
+    # Every answer is kept before it is read (no answer, no payload: a network failure).
+    answers = [(store_raw(storage, source, page, now), page) for page in read.pages if page.status is not None]
     new = 0
     if read.verdict.kind in ("ok", "not-modified"):
         if source.kind == "github-following":
@@ -48,7 +49,7 @@ def fetch_github(storage: Storage, source: Source, lease: float | None, now: flo
             except TransactWriteError as exc:
                 # Nothing was kept, so neither is the ETag: the next fetch reads these stars again.
                 read.verdict = Verdict("failed", f"stars not stored ({exc.cause_response_code or exc})")
-    _record(storage, source, read, new, refs, now, rng)
+    _record(storage, source, read, new, answers, now, rng)
     _pause_if_limited(storage, source, read.verdict, github.pause_until, now)
     if github.rate:
         storage.catalog.note_rate_limit(source.host, github.rate)  # for `starfeed github status`
@@ -71,7 +72,7 @@ def _apply_following(storage: Storage, following: Source, read: Read, now: float
     """Upsert one github-user source per followed account; disable those no longer followed
     (their entries stay); a renamed account keeps its source and its stars."""
     catalog, settings = storage.catalog, storage.settings
-    known = catalog.get_sources(set(catalog.sources_in("github")))
+    known = catalog.sources_of_collection(GITHUB_COLLECTION)
     followed = {}
     for account in read.accounts:
         user = github_user_source(settings, account, now)
@@ -79,7 +80,7 @@ def _apply_following(storage: Storage, following: Source, read: Read, now: float
         current = known.get(user.source_id)
         if current is None:
             if catalog.add_source(user):
-                catalog.join_collection("github", user.source_id)
+                catalog.join_collection(GITHUB_COLLECTION, user.source_id)
         elif not current.enabled or current.login != user.login:
             catalog.change_source(user.source_id, {"enabled": True, "login": user.login, "title": user.login,
                                                    "url": user.url})
@@ -100,15 +101,13 @@ def _store_stars(storage: Storage, user: Source, read: Read, lease: float | None
     return len(entries)
 
 
-def _record(storage: Storage, source: Source, read: Read, new: int, refs: list[dict], now: float,
-            rng: random.Random) -> None:
+def _record(storage: Storage, source: Source, read: Read, new: int, answers: list[tuple[dict, object]],
+            now: float, rng: random.Random) -> None:
     settings, verdict = storage.settings, read.verdict
     last = read.pages[-1] if read.pages else None
     source.last_fetch_at, source.http_status = now, last.status if last else None
-    source.fetch_history = ([{"fetch_id": ref["fetch_id"], "at": rfc3339(now), "status": page.status,
-                              "outcome": verdict.reason or verdict.kind, "body_sha256": ref["body_sha256"]}
-                             for ref, page in zip(refs, [p for p in read.pages if p.status is not None])][::-1]
-                            + source.fetch_history)[:settings.fetch_history]
+    for raw_ref, page in answers:  # one history line per page, the last page newest
+        remember_fetch(source, raw_ref, page.status, verdict.reason or verdict.kind, now, settings)
     before = source.interval
     if verdict.kind in ("ok", "not-modified"):
         source.status = "not-modified" if verdict.kind == "not-modified" else "ok"
@@ -142,8 +141,7 @@ def _record(storage: Storage, source: Source, read: Read, new: int, refs: list[d
             source.next_check_at = now + source.interval
     if not source.polling:
         source.next_check_at = None  # seed 004: polling off runs once and is not re-armed
-    source.decisions = ([{"at": rfc3339(now), "reason": source.reason, "before": before,
-                          "after": source.interval}] + source.decisions)[:settings.decision_history]
+    remember_decision(source, source.reason, before, source.interval, now, settings)
 
 
 def _pause_if_limited(storage: Storage, source: Source, verdict: Verdict, exhausted: float | None,
@@ -154,7 +152,7 @@ def _pause_if_limited(storage: Storage, source: Source, verdict: Verdict, exhaus
         storage.catalog.pause_host(host, now + REJECTED_PAUSE, verdict.reason or "GitHub token rejected",
                                    stopped=True)
         log.error("fetcher: %s; all GitHub polling stops until then", verdict.reason)
-        storage.queues.send_render(["feed", "c/github/feed"])  # the index pages show why
+        storage.queues.send_render(GITHUB_PAGES)  # the index pages show why
     elif verdict.kind == "rate-limited" or exhausted is not None:
         until = verdict.until if verdict.kind == "rate-limited" else exhausted
         reason = verdict.reason or "GitHub rate limit exhausted"

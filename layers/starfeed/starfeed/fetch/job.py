@@ -100,8 +100,7 @@ def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref:
         decision = Decision(settings.default_interval, now + settings.default_interval,
                             f"default: stored state unusable ({type(exc).__name__})", 0)
         source.publications, source.ewma_interarrival, source.interval = [], None, 0
-    source.decisions = ([{"at": rfc3339(now), "reason": decision.reason, "before": source.interval,
-                          "after": decision.interval}] + source.decisions)[:settings.decision_history]
+    remember_decision(source, decision.reason, source.interval, decision.interval, now, settings)
     source.interval, source.next_check_at = decision.interval, decision.next_check_at
     source.reason, source.consecutive_failures = decision.reason, decision.consecutive_failures
     source.publications, source.ewma_interarrival = list(decision.publications), decision.ewma
@@ -120,11 +119,23 @@ def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref:
         source.enabled, source.status = False, "gone"
         source.last_error = f"{outcome.error}; the source is disabled"
     _follow_permanent_redirect(source, result, now, settings)
-    source.fetch_history = ([{"fetch_id": raw_ref["fetch_id"] if raw_ref else None,
-                              "at": rfc3339(now), "status": result.status,
-                              "outcome": outcome.error or source.status,
+    remember_fetch(source, raw_ref, result.status, outcome.error or source.status, now, settings)
+
+
+def remember_fetch(source: Source, raw_ref: dict | None, status: int | None, outcome: str, now: float,
+                   settings: Settings) -> None:
+    """The source's last fetches, newest first, each with its raw payload's reference."""
+    source.fetch_history = ([{"fetch_id": raw_ref["fetch_id"] if raw_ref else None, "at": rfc3339(now),
+                              "status": status, "outcome": outcome,
                               "body_sha256": raw_ref["body_sha256"] if raw_ref else None}]
                             + source.fetch_history)[:settings.fetch_history]
+
+
+def remember_decision(source: Source, reason: str, before: int, after: int, now: float,
+                      settings: Settings) -> None:
+    """The source's last scheduling decisions, newest first."""
+    source.decisions = ([{"at": rfc3339(now), "reason": reason, "before": before, "after": after}]
+                        + source.decisions)[:settings.decision_history]
 
 
 def _follow_permanent_redirect(source: Source, result: FetchResult, now: float,

@@ -164,15 +164,16 @@ class GitHubSim:
 
     # The API ---------------------------------------------------------------------------------
 
-    def requests_in_window(self, now: float | None = None) -> int:
-        return self._used.get(int((now or self.clock()) // WINDOW), 0)
+    def counted_in(self, window: int) -> int:
+        """Requests counted against the limit in one hourly window (epoch // WINDOW)."""
+        return self._used.get(window, 0)
 
     def _handle(self, request) -> None:
         now = self.clock()
         parts = urlsplit(request.path)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         if parts.path == "/_sim/log":
-            return self._send(request, 200, self.log, counted=False)
+            return self._send(request, 200, self.log)
         entry = {"at": now, "path": request.path, "accept": request.headers.get("Accept"),
                  "if_none_match": request.headers.get("If-None-Match")}
         with self._lock:
@@ -244,7 +245,7 @@ class GitHubSim:
                    "X-RateLimit-Resource": "core", **(extra or {})}
         self._send(request, status, body, headers)
 
-    def _send(self, request, status: int, body, headers: dict | None = None, counted: bool = True) -> None:
+    def _send(self, request, status: int, body, headers: dict | None = None) -> None:
         payload = b"" if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
         request.send_response(status)
         request.send_header("Content-Type", "application/json; charset=utf-8")

@@ -12,13 +12,13 @@ from starfeed.parse.normalize import rfc3339
 from starfeed.render.feeds import FORMATS, FeedMeta, render
 from starfeed.render.html import IndexPage, github_notice, render_index
 from starfeed.schedule.github import TIERS
+from starfeed.sources import GITHUB_COLLECTION as GITHUB
 from starfeed.stats import render_bucket
 from starfeed.store import Storage
 
 log = logging.getLogger(__name__)
 
 AGGREGATE = "feed"
-GITHUB = "github"  # the collection every followed GitHub account joins
 
 
 def render_targets(storage: Storage, targets: list[str], now: float | None = None) -> list[str]:

@@ -257,6 +257,9 @@ class Catalog:
     def sources_in(self, collection: str) -> list[str]:
         return [m.source_id for m in self.Membership.query(collection)]
 
+    def sources_of_collection(self, collection: str) -> dict[str, Source]:
+        return self.get_sources(set(self.sources_in(collection)))
+
     def collections(self) -> dict[str, int]:
         """Every collection with its number of sources (the table is small: one item a membership)."""
         counts: dict[str, int] = {}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 import os
+import time
+from functools import cached_property
 
 log = logging.getLogger(__name__)
 
@@ -17,44 +19,46 @@ class Secrets:
     def __init__(self, client_factory, settings):
         self.settings = settings
         self._client_factory = client_factory
-        self._provider = None
+        self._absent_until = 0.0  # a missing token is not asked for again on every fetch
 
     @property
+    def _ssm(self) -> bool:
+        return self.settings.github_token_store != "secretsmanager"
+
+    @cached_property
     def provider(self):
         from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
 
-        if self._provider is None:
-            store = self.settings.github_token_store
-            if store == "secretsmanager":
-                self._provider = SecretsProvider(boto3_client=self._client_factory("secretsmanager"))
-            else:
-                self._provider = SSMProvider(boto3_client=self._client_factory("ssm"))
-        return self._provider
+        if self._ssm:
+            return SSMProvider(boto3_client=self._client_factory("ssm"))
+        return SecretsProvider(boto3_client=self._client_factory("secretsmanager"))
 
     @property
     def token_name(self) -> str:
         name = self.settings.github_token_name
         # SSM names with a hierarchy start with "/"; the template's parameter holds it without.
-        return "/" + name.lstrip("/") if self.settings.github_token_store == "ssm" and "/" in name else name
+        return "/" + name.lstrip("/") if self._ssm and "/" in name else name
 
     def github_token(self, force: bool = False) -> str | None:
-        """The stored token, else STARFEED_GITHUB_TOKEN, else None."""
+        """The stored token, else STARFEED_GITHUB_TOKEN, else None. Found or not, the answer is
+        kept CACHE_SECONDS; force (after a 401) asks the store again."""
         from aws_lambda_powertools.utilities.parameters import GetParameterError
 
-        ssm = self.settings.github_token_store != "secretsmanager"
-        try:
-            token = self.provider.get(self.token_name, max_age=CACHE_SECONDS, force_fetch=force,
-                                      **({"decrypt": True} if ssm else {}))
-        except GetParameterError as exc:
-            # The message names the parameter, never its value.
-            log.debug("github token not in %s: %s", self.settings.github_token_store, type(exc).__name__)
-            token = None
+        token = None
+        if force or time.monotonic() >= self._absent_until:
+            try:
+                token = self.provider.get(self.token_name, max_age=CACHE_SECONDS, force_fetch=force,
+                                          **({"decrypt": True} if self._ssm else {}))
+            except GetParameterError as exc:
+                # The message names the parameter, never its value.
+                log.debug("github token not in %s: %s", self.settings.github_token_store, type(exc).__name__)
+                self._absent_until = time.monotonic() + CACHE_SECONDS
         token = token.decode() if isinstance(token, bytes) else token
         return (token or "").strip() or os.environ.get(TOKEN_ENV, "").strip() or None
 
     def put_github_token(self, token: str) -> str:
         """Store the token where the deployment reads it; returns where."""
-        if self.settings.github_token_store == "secretsmanager":
+        if not self._ssm:
             client = self._client_factory("secretsmanager")
             try:
                 client.put_secret_value(SecretId=self.token_name, SecretString=token)
