@@ -110,7 +110,7 @@ def test_following_is_paginated_through_a_foreign_next_link_and_unfollowed_accou
     assert sum(1 for u in users.values() if u.enabled) == 228
 
 
-def test_stars_arrive_as_seed_000_items_with_conditional_requests_and_stop_at_a_known_star(stack, github):
+def test_stars_arrive_as_seed_000_items_with_conditional_requests_and_stop_at_a_known_star(stack, github, capsys):
     clock = Clock()
     now = clock()
     history = [(now - d * 86400, i) for i, d in enumerate((45, 20, 10, 3, 1))]  # 45 days ago is too old
@@ -124,6 +124,11 @@ def test_stars_arrive_as_seed_000_items_with_conditional_requests_and_stop_at_a_
     assert dana.entry_count == 4  # the first sync reaches 30 days back
     assert dana.last_starred_at == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(history[-1][0]))
     assert dana.tier == "medium" and dana.reason.startswith("star EMA")
+    quiet = github_sources(storage)["quiet"]
+    assert (quiet.tier, quiet.interval) == ("low", 3600)  # seed 000's eve: the default, tier low
+    assert main(["source", "list"]) == 0
+    row = next(r for r in capsys.readouterr().out.splitlines() if r.startswith(quiet.source_id))
+    assert " 1h " in row and " low " in row
 
     # Nothing new: a conditional request, a 304, the attempt recorded and nothing else changed.
     storage.catalog.change_source(dana.source_id, {"next_check_at": time.time()})

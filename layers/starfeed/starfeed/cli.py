@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from starfeed.render import targets_for
-from starfeed.schedule.github import TIERS
+from starfeed.schedule.github import TIERS, tier_of
 from starfeed.settings import Settings
 
 OUTPUT_SETTINGS = {"SourcesTableName": "SOURCES_TABLE", "EntriesTableName": "ENTRIES_TABLE",
@@ -126,8 +126,6 @@ def _inspect(args) -> int:
 
 
 def _source_list(args) -> None:
-    from starfeed.schedule.github import tier_of
-
     sources = connect(args.stack).catalog.list_sources()
     if args.json:
         from dataclasses import asdict
@@ -140,7 +138,7 @@ def _source_list(args) -> None:
     for s in sources:
         status = s.status if s.enabled else "disabled"
         rows.append((s.source_id, s.url, _clip(s.title or "-", 30), status,
-                     _span(s.interval) if s.interval else "-", tier_of(s.interval / 60) if s.interval else "-",
+                     _span(s.interval) if s.interval else "-", _tier(s),
                      _ago(s.last_fetch_at, now), _until(s.next_check_at, now), s.reason or "-",
                      str(s.consecutive_failures), s.last_error or "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
@@ -148,6 +146,14 @@ def _source_list(args) -> None:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
     if len(rows) == 1:
         print("(no sources: add one with `starfeed source add URL`)")
+
+
+def _tier(source) -> str:
+    """A GitHub account's tier is seed 000's label (low until three stars); a feed's follows its
+    interval; the follow list has none."""
+    if source.kind == "github-following" or not (source.tier or source.interval):
+        return "-"
+    return source.tier or tier_of(source.interval / 60)
 
 
 def _source_sync(args) -> None:
