@@ -141,3 +141,49 @@ def test_corrupt_scheduling_state_gets_the_default_interval_not_a_crash(stack, s
     stored = storage.catalog.get_source(source.source_id)
     assert outcome is not None and stored.reason.startswith("default: stored state unusable")
     assert stored.interval == storage.settings.default_interval and stored.next_check_at > time.time()
+
+
+def daily_posts(count: int, newest: float) -> bytes:
+    """A feed posting about once a day (every 25 hours, so at every hour of the day in turn)."""
+    items = "".join(
+        f"<item><title>P{n}</title><link>https://example.org/p{n}</link><guid>p{n}</guid>"
+        f"<pubDate>{time.strftime('%a, %d %b %Y %H:%M:%S GMT', time.gmtime(newest - 25 * 3600 * n))}</pubDate></item>"
+        for n in range(count))
+    return (f'<?xml version="1.0"?><rss version="2.0"><channel><title>Daily</title><link>https://example.org/</link>'
+            f"<description>d</description>{items}</channel></rss>").encode()
+
+
+def test_the_scheduler_steps_the_pace_hourly_and_fetchers_decide_by_it(stack, storage, origin, capsys):
+    from starfeed.schedule.pace import Pace
+    from starfeed.schedule.tick import update_pace
+    from starfeed.store import Storage
+
+    stack.run_cycle()
+    stored = storage.pace.load()
+    assert stored is not None  # the local scheduler's first run computed one
+    later = max(stored[1], time.time()) + 3600
+    stepped = update_pace(storage, later)
+    assert stepped is not None and storage.pace.load() == (stepped, later)
+    assert update_pace(storage, later + 60) is None  # once an hour
+    assert stack.functions["SchedulerFunction"].module.run_tick(storage, later + 120).pace_horizon is None
+    # Two scheduler runs stepping at once: one step lands.
+    assert [storage.pace.save(stepped, later + 3600, later) for _ in range(2)] == [True, False]
+
+    url = origin.serve("/daily.xml", Reply(200, daily_posts(20, time.time() - 3600)))
+    source = subscribe(storage, url)
+
+    def next_wait(pace: Pace, at: float) -> float:
+        storage.pace.save(pace, at, storage.pace.load()[1])
+        now = time.time()
+        fetch_source(Storage(storage.settings), source.source_id, now=now)  # a fetcher with no cached pace
+        stored = storage.catalog.get_source(source.source_id)
+        assert stored.reason == "rhythm"
+        return stored.next_check_at - now
+
+    # A post a day: the square root rule alone waits about 13 hours; a 1-hour horizon caps that.
+    assert next_wait(Pace(3600.0, 0.5, 40000.0), later + 7200) < 4 * 3600
+    assert "pace: an active source waits at most 1h beyond its quiet hours; active from 0.50 posts a day;" \
+        in run(capsys, "source", "list")[1]
+    assert next_wait(Pace(20 * 3600.0, 0.5, 200000.0), later + 7300) > 10 * 3600
+    # The rest of the session keeps the starting pace: this test's paces touch no other test.
+    storage.pace.save(Pace.initial(storage.settings), time.time() + 10 ** 8, storage.pace.load()[1])

@@ -2,10 +2,11 @@
 
 import io
 import json
+import random
 
 import pytest
 
-from starfeed.bench.schedsim import (BadPopulation, Feed, Fixed15, MinifluxEntryFrequency, Tally,
+from starfeed.bench.schedsim import (BadPopulation, Feed, Fixed15, MinifluxEntryFrequency, Starfeed,
                                      generate, read_population, run, simulate)
 
 START, END = 1_800_000_000.0, 1_800_000_000.0 + 86400
@@ -31,23 +32,20 @@ def test_malformed_lines_are_reported_with_their_number():
 
 def test_fixed_polling_delays_and_counts():
     posts = [START + 100, START + 3600 + 50]
-    tally = Tally()
-    simulate(Feed("a", "h", posts), Fixed15(None, None), START, END, tally)
+    tally = simulate([Feed("a", "h", posts)], Fixed15, START, END, random.Random(1))
     assert tally.fetches == 96 and tally.new_entries == 2
     assert sorted(tally.delays) == [800, 850]  # to the next 15-minute fetch after each post
 
 
 def test_history_is_seen_but_not_counted_and_undelivered_posts_count_to_the_end():
     start, end, (f,) = read_population(population(feed(published=[START - 500, END - 10])))
-    tally = Tally()
-    simulate(f, MinifluxEntryFrequency(f, None), start, end, tally)
+    tally = simulate([f], MinifluxEntryFrequency, start, end, random.Random(1))
     assert tally.new_entries == 0 and tally.delays == [10]  # fetched daily: never reached
 
 
 def test_retry_after_windows_answer_429_and_failures_500():
     f = Feed("a", "h", [START + 60], retry_after=[(START, START + 1800)], failures=[])
-    tally = Tally()
-    simulate(f, Fixed15(None, None), START, START + 3600, tally)
+    tally = simulate([f], Fixed15, START, START + 3600, random.Random(1))
     assert tally.delays == [1740]  # the first successful fetch is the one at the window's end
 
 
@@ -71,3 +69,17 @@ def test_the_generator_shape_options_change_the_population():
     own_hours, _ = hours_and_posts(Shape(rhythm=1.0, median_per_day=5))
     assert any_hour == 24 and own_hours <= 11  # five hours either side of the feed's peak
     assert hours_and_posts(Shape(median_per_day=8))[1] > 3 * hours_and_posts(Shape(median_per_day=1))[1]
+
+
+def test_starfeeds_pace_is_recomputed_hourly_from_every_simulated_source(monkeypatch):
+    """The simulation steps the pace as the scheduler does: on the hour, from all sources at once."""
+    from starfeed.bench import schedsim
+
+    steps = []
+    real = schedsim.next_pace
+    monkeypatch.setattr(schedsim, "next_pace", lambda pace, publications, settings, now: (
+        steps.append((now, len(publications))), real(pace, publications, settings, now))[1])
+    busy = Feed("b", "h", [START - 3600 * n for n in range(20)][::-1] + [START + 60 * n for n in range(1, 200)])
+    simulate([Feed("a", "h", [START + 100]), busy], Starfeed, START, END, random.Random(1))
+    assert [now for now, _ in steps] == [START + 3600 * n for n in range(1, 25)]
+    assert {count for _, count in steps} == {2}

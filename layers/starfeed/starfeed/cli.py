@@ -126,7 +126,8 @@ def _inspect(args) -> int:
 
 
 def _source_list(args) -> None:
-    sources = connect(args.stack).catalog.list_sources()
+    storage = connect(args.stack)
+    sources = storage.catalog.list_sources()
     if args.json:
         from dataclasses import asdict
 
@@ -146,6 +147,16 @@ def _source_list(args) -> None:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
     if len(rows) == 1:
         print("(no sources: add one with `starfeed source add URL`)")
+    print(_pace_line(storage.pace.load(), now))
+
+
+def _pace_line(stored, now: float) -> str:
+    if stored is None:
+        return "pace: not computed yet (the scheduler steps it hourly)"
+    pace, at = stored
+    return (f"pace: an active source waits at most {_span(pace.horizon)} beyond its quiet hours; active from"
+            f" {pace.active_per_day:.2f} posts a day; the entry-frequency rule's p95 delay here"
+            f" {_span(pace.reference)}; stepped {_ago(at, now)}")
 
 
 def _tier(source) -> str:

@@ -45,6 +45,12 @@ class Settings:
     # its quiet hours: the p95 delay of moderately active feeds (see bench.schedsim).
     active_min_posts_per_day: float = 0.3
     active_max_wait: int = 23400
+    # The scheduler moves both of those every hour (schedule/pace.py): active_max_wait becomes
+    # horizon_share of the p95 delay the entry-frequency rule (a check per expected post) would
+    # give these sources, and every source counts as active but the slowest, whose posts add up to
+    # rare_post_share of all.
+    horizon_share: float = 0.42
+    rare_post_share: float = 0.04
     lease_seconds: int = 600
     # Hosts allowed several fetches at once: "host=N,host2=M" (FIFO message groups host#0..N-1).
     # The GitHub API host gets github_concurrency unless named here.

@@ -28,9 +28,11 @@ from dataclasses import dataclass, field
 
 from starfeed.model import FetchOutcome, Source
 from starfeed.schedule.decide import decide
+from starfeed.schedule.pace import Pace, next_pace
 from starfeed.settings import Settings
 
 TICK = 300  # template.yaml's ScheduleRate default: rate(5 minutes)
+PACE_EVERY = 3600  # the scheduler recomputes the pace on the hour
 VISIBLE = 20
 WEEK, DAY, MONTH = 7 * 86400, 86400, 30 * 86400
 
@@ -98,7 +100,11 @@ class Tally:
 # Schedulers: each gives the wait after a fetch, from what that fetch returned ---------------
 
 class Starfeed:
+    """The deployed decision, with the scheduler's hourly pace (schedule/pace.py) recomputed
+    from every simulated source's state, as the scheduler does from the sources table."""
+
     name = "starfeed"
+    pace_every = PACE_EVERY
 
     def __init__(self, feed: Feed, rng: random.Random):
         self.source, self.rng, self.settings = Source(source_id=feed.id, url=f"https://{feed.host}/"), rng, SETTINGS
@@ -112,6 +118,14 @@ class Starfeed:
         s.interval, s.consecutive_failures, s.ewma_interarrival = d.interval, d.consecutive_failures, d.ewma
         s.publications, s.hour_counts = list(d.publications), list(d.hour_counts)
         return (d.next_check_at or t + d.interval) - t
+
+    @staticmethod
+    def repace(schedulers: list[Starfeed], pace: Pace, t: float) -> Pace:
+        pace = next_pace(pace, [s.source.publications for s in schedulers], SETTINGS, t)
+        settings = pace.applied_to(SETTINGS)
+        for scheduler in schedulers:
+            scheduler.settings = settings
+        return pace
 
 
 class Fixed15:
@@ -172,37 +186,66 @@ SETTINGS = Settings()
 SCHEDULERS = (Starfeed, Fixed15, MinifluxEntryFrequency, NewsBlur)
 
 
-def simulate(feed: Feed, scheduler, start: float, end: float, tally: Tally) -> None:
-    pubs, t, seen_upto, first = feed.published, start, bisect.bisect_right(feed.published, start), True
-    history_end = seen_upto  # publications at or before start are history
-    delivered_upto = seen_upto
-    while t < end:
-        tally.fetches += 1
-        retry_end, failing = _window_end(feed.retry_after, t), _window_end(feed.failures, t)
-        retry_after, new, visible = None, [], []
-        if retry_end is not None:
-            status, retry_after = 429, retry_end - t
-        elif failing is not None:
-            status = 500
-        else:
-            upto = bisect.bisect_right(pubs, t)
-            new = pubs[seen_upto:upto]
-            visible = pubs[max(0, upto - VISIBLE):upto]
-            status = 304 if feed.validators and not new and not first else 200
-            tally.not_modified += status == 304
-            for p in pubs[max(delivered_upto, history_end):upto]:
-                tally.delays.append(t - p)
-            tally.new_entries += max(0, upto - max(delivered_upto, history_end))
-            delivered_upto = max(delivered_upto, upto)
-            seen_upto, first = upto, False
-        wait = scheduler.wait(t, status, new, visible, retry_after, feed.ttl_minutes, pubs[:seen_upto])
-        following = start + math.ceil((t + max(wait, 1) - start) / TICK) * TICK
-        tally.gaps += 1
-        tally.within_2x += following - t <= 2 * max(wait, TICK)
-        t = following
-    for p in pubs[max(delivered_upto, history_end):]:
-        if p < end:
-            tally.delays.append(end - p)
+class Replay:
+    """One feed under one scheduler, fetch by fetch on the scheduler's tick, tallied."""
+
+    def __init__(self, feed: Feed, scheduler, start: float, end: float, tally: Tally):
+        self.feed, self.scheduler, self.start, self.end, self.tally = feed, scheduler, start, end, tally
+        self.t, self.first = start, True
+        # Publications at or before start are history: seen, never counted.
+        self.seen_upto = self.history_end = self.delivered_upto = bisect.bisect_right(feed.published, start)
+
+    def run_until(self, stop: float) -> None:
+        feed, tally, pubs = self.feed, self.tally, self.feed.published
+        while self.t < min(stop, self.end):
+            t = self.t
+            tally.fetches += 1
+            retry_end, failing = _window_end(feed.retry_after, t), _window_end(feed.failures, t)
+            retry_after, new, visible = None, [], []
+            if retry_end is not None:
+                status, retry_after = 429, retry_end - t
+            elif failing is not None:
+                status = 500
+            else:
+                upto = bisect.bisect_right(pubs, t)
+                new = pubs[self.seen_upto:upto]
+                visible = pubs[max(0, upto - VISIBLE):upto]
+                status = 304 if feed.validators and not new and not self.first else 200
+                tally.not_modified += status == 304
+                for p in pubs[max(self.delivered_upto, self.history_end):upto]:
+                    tally.delays.append(t - p)
+                tally.new_entries += max(0, upto - max(self.delivered_upto, self.history_end))
+                self.delivered_upto = max(self.delivered_upto, upto)
+                self.seen_upto, self.first = upto, False
+            wait = self.scheduler.wait(t, status, new, visible, retry_after, feed.ttl_minutes, pubs[:self.seen_upto])
+            following = self.start + math.ceil((t + max(wait, 1) - self.start) / TICK) * TICK
+            tally.gaps += 1
+            tally.within_2x += following - t <= 2 * max(wait, TICK)
+            self.t = following
+
+    def finish(self) -> None:
+        for p in self.feed.published[max(self.delivered_upto, self.history_end):]:
+            if p < self.end:
+                self.tally.delays.append(self.end - p)
+
+
+def simulate(feeds: list[Feed], scheduler_class, start: float, end: float, rng: random.Random) -> Tally:
+    """Replay every feed; a scheduler with a population pace has it recomputed on the hour."""
+    tally = Tally()
+    schedulers = [scheduler_class(feed, rng) for feed in feeds]
+    replays = [Replay(feed, scheduler, start, end, tally) for feed, scheduler in zip(feeds, schedulers)]
+    every = getattr(scheduler_class, "pace_every", None)
+    pace = Pace.initial(SETTINGS)
+    stop = start
+    while stop < end:
+        stop = min(end, stop + (every or end - start))
+        for replay in replays:
+            replay.run_until(stop)
+        if every:
+            pace = scheduler_class.repace(schedulers, pace, stop)
+    for replay in replays:
+        replay.finish()
+    return tally
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -215,10 +258,7 @@ def percentile(values: list[float], fraction: float) -> float:
 def run(start: float, end: float, feeds: list[Feed], seed: int = 7) -> dict:
     report = {}
     for scheduler_class in SCHEDULERS:
-        tally = Tally()
-        rng = random.Random(seed)
-        for feed in feeds:
-            simulate(feed, scheduler_class(feed, rng), start, end, tally)
+        tally = simulate(feeds, scheduler_class, start, end, random.Random(seed))
         report[scheduler_class.name] = {
             "fetches": tally.fetches, "new_entries": tally.new_entries,
             "fetches_per_new_entry": round(tally.fetches / max(1, tally.new_entries), 3),
@@ -308,7 +348,21 @@ def main() -> int:
         end = min(end, start + args.days * DAY)
     report = run(start, end, feeds)
     print(json.dumps(report, indent=None if args.json else 1))
+    if not args.json:
+        print(summary(report["schedulers"]))
     return 0
+
+
+def summary(schedulers: dict) -> str:
+    """Issue 7's goal, checked: starfeed against the entry-frequency rule and fixed polling."""
+    ours, miniflux = schedulers["starfeed"], schedulers["miniflux-entry-frequency"]
+    fetches = ours["fetches"] / max(1, miniflux["fetches"])
+    p95 = ours["delay_p95_s"] / max(1, miniflux["delay_p95_s"])
+    fixed = ours["fetches"] / max(1, schedulers["fixed-15m"]["fetches"])
+    met = fetches <= 0.8 and p95 <= 0.5 and fixed <= 0.25
+    return (f"starfeed against miniflux-entry-frequency: {fetches:.3f}x the fetches (goal at most 0.8),"
+            f" {p95:.3f}x the p95 delay (goal at most 0.5); {fixed:.1%} of fixed-15m's fetches"
+            f" (goal at most 25%): {'met' if met else 'NOT met'}")
 
 
 if __name__ == "__main__":

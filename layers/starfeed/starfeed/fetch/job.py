@@ -58,7 +58,8 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
         source.title = ingested.title or source.title
         source.site_url = ingested.link or source.site_url
 
-    _record(source, result, outcome, raw_ref, now, settings, rng or random.Random())
+    # Decisions follow the pace the scheduler derives from every source (schedule/pace.py).
+    _record(source, result, outcome, raw_ref, now, storage.pace.current().applied_to(settings), rng or random.Random())
     if result.status == 429 or (result.status == 503 and result.retry_after is not None):
         # Every source on the host waits, not only this one (issue 7: per-host politeness).
         wait = result.retry_after if result.retry_after is not None else (source.next_check_at or now) - now

@@ -117,10 +117,7 @@ def rhythm_wait(publications: tuple[float, ...], hour_counts: tuple[int, ...], n
     the square root rule alone leaves moderately active feeds' posts waiting longest. And a check
     comes before about POSTS_PER_CHECK new posts are expected, so a very busy feed's posts do not
     scroll out of its document between checks."""
-    if len(publications) >= 3 and publications[-1] > publications[0]:
-        rate = (len(publications) - 1) / (max(now, publications[-1]) - publications[0])
-    else:
-        rate = 1 / WEEK  # too little history: assume a post a week
+    rate = posting_rate(publications, now)
     counts = [c + 1 for c in (hour_counts or (0,) * 24)]  # Laplace prior: every hour possible
     share = [c / sum(counts) for c in counts]
 
@@ -134,14 +131,21 @@ def rhythm_wait(publications: tuple[float, ...], hour_counts: tuple[int, ...], n
     return wait
 
 
+def posting_rate(publications: tuple[float, ...] | list[float], now: float) -> float:
+    """Posts per second over the latest publications, up to now: a feed gone quiet slows down."""
+    if len(publications) >= 3 and publications[-1] > publications[0]:
+        return (len(publications) - 1) / (max(now, publications[-1]) - publications[0])
+    return 1 / WEEK  # too little history: assume a post a week
+
+
 def _spend(now: float, longest: float, speed, budget: float) -> float:
     """How long until `budget` is used up at speed(t) per second (piecewise by the hour)."""
     waited, at = 0.0, now
     while waited < longest:
-        step = 3600 - at % 3600
-        if budget <= step * speed(at):
-            return waited + budget / speed(at)
-        waited, budget, at = waited + step, budget - step * speed(at), at + step
+        step, rate = 3600 - at % 3600, speed(at)
+        if budget <= step * rate:
+            return waited + budget / rate
+        waited, budget, at = waited + step, budget - step * rate, at + step
     return waited
 
 

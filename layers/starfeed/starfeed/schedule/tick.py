@@ -7,6 +7,7 @@ import zlib
 from dataclasses import dataclass
 
 from starfeed.model import Source
+from starfeed.schedule.pace import Pace, next_pace
 from starfeed.settings import Settings
 
 from starfeed.store import Storage
@@ -15,11 +16,15 @@ from starfeed.store.queues import FetchMessage
 log = logging.getLogger(__name__)
 
 
+PACE_EVERY = 3600  # seconds between recomputations of the pace
+
+
 @dataclass(frozen=True)
 class TickReport:
     due: int
     leased: int
     enqueued: int
+    pace_horizon: float | None = None  # set when this run recomputed the pace
 
 
 def message_group(source: Source, settings: Settings) -> str:
@@ -56,4 +61,22 @@ def run_tick(storage: Storage, now: float) -> TickReport:
     if due:
         log.info("scheduler: %d due, %d leased, %d enqueued%s", len(due), len(leased), enqueued,
                  f", {len(leased) - len(messages)} waiting for a paused host" if len(messages) < len(leased) else "")
-    return TickReport(due=len(due), leased=len(leased), enqueued=enqueued)
+    pace = update_pace(storage, now)
+    return TickReport(due=len(due), leased=len(leased), enqueued=enqueued,
+                      pace_horizon=round(pace.horizon) if pace else None)
+
+
+def update_pace(storage: Storage, now: float) -> Pace | None:
+    """Once an hour, step the pace from every scheduled source's posts (schedule/pace.py)."""
+    stored = storage.pace.load()
+    if stored and now - stored[1] < PACE_EVERY:
+        return None
+    settings = storage.settings
+    pace = next_pace(stored[0] if stored else Pace.initial(settings),
+                     storage.catalog.scheduled_publications(), settings, now)
+    if not storage.pace.save(pace, now, stored[1] if stored else None):
+        return None  # another run stepped it first
+    log.info("scheduler: pace: active sources wait at most %.1f h beyond their quiet hours; active from"
+             " %.2f posts a day (the entry-frequency rule's p95 delay here: %.1f h)",
+             pace.horizon / 3600, pace.active_per_day, pace.reference / 3600)
+    return pace

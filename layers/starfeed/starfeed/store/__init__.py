@@ -11,6 +11,7 @@ from botocore.config import Config
 from starfeed.settings import Settings
 from starfeed.store.blobs import Blobs
 from starfeed.store.counters import Counters
+from starfeed.store.pace import PaceStore
 from starfeed.store.queues import Queues
 from starfeed.store.secrets import Secrets
 
@@ -38,6 +39,10 @@ class Storage:
     @cached_property
     def counters(self) -> Counters:
         return Counters(self.client("dynamodb"), self.settings)
+
+    @cached_property
+    def pace(self) -> PaceStore:
+        return PaceStore(self.client("dynamodb"), self.settings)
 
     @cached_property
     def queues(self) -> Queues:
