@@ -30,6 +30,9 @@ bench: $(VENV)/.installed
 	$(BIN)/python -m starfeed.bench.snapshot
 	$(BIN)/python -m starfeed.bench.schedule_scale
 	$(BIN)/python -m starfeed.bench.github
+	mkdir -p .starfeed
+	$(BIN)/python -m starfeed.bench.schedsim --generate .starfeed/bench-population.jsonl --feeds 1000 --seed 1
+	$(BIN)/python -m starfeed.bench.schedsim --population .starfeed/bench-population.jsonl
 
 $(VENV)/.installed: pyproject.toml layers/starfeed/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
