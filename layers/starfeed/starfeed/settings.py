@@ -49,7 +49,7 @@ class Settings:
     # horizon_share of the p95 delay the entry-frequency rule (a check per expected post) would
     # give these sources, and every source counts as active but the slowest, whose posts add up to
     # rare_post_share of all.
-    horizon_share: float = 0.42
+    horizon_share: float = 0.40
     rare_post_share: float = 0.04
     lease_seconds: int = 600
     # Hosts allowed several fetches at once: "host=N,host2=M" (FIFO message groups host#0..N-1).
