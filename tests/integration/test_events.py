@@ -30,7 +30,7 @@ def seed_event_sources(storage, origin):
 
 def test_scheduler_event(stack, storage):
     result = stack.functions["SchedulerFunction"].invoke(load_event("scheduler.json"))
-    assert set(result) == {"due", "leased", "enqueued"}
+    assert set(result) == {"due", "leased", "enqueued", "pace_horizon"}
     stack.drain()
 
 

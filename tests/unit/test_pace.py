@@ -37,6 +37,11 @@ def test_the_entry_frequency_interval_is_a_week_over_the_weeks_posts():
     assert entry_frequency_interval([NOW - 30 * DAY], NOW, SETTINGS) == SETTINGS.max_interval
     # Two posts ten minutes apart make it check every ten minutes for a week: its known quirk.
     assert entry_frequency_interval([NOW - 3 * DAY, NOW - 3 * DAY + 600], NOW, SETTINGS) == 600
+    # Posts all stamped alike give its weekly count no gap: none, so the longest interval.
+    assert entry_frequency_interval([NOW - DAY] * 5, NOW, SETTINGS) == SETTINGS.max_interval
+    # A post a day: weekly 7, so 1440 minutes; a post every 7 hours: weekly 24, so 420 minutes.
+    assert entry_frequency_interval([NOW - DAY * n for n in range(6, -1, -1)], NOW, SETTINGS) == 86400
+    assert entry_frequency_interval([NOW - 3 * DAY + 7 * HOUR * n for n in range(10)], NOW, SETTINGS) == 420 * 60
 
 
 def test_the_horizon_is_a_share_of_the_entry_frequency_p95_on_the_same_sources():

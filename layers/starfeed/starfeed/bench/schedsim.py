@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 
 from starfeed.model import FetchOutcome, Source
 from starfeed.schedule.decide import decide
-from starfeed.schedule.pace import Pace, next_pace
+from starfeed.schedule.pace import Pace, entry_frequency_interval, next_pace
 from starfeed.settings import Settings
 
 TICK = 300  # template.yaml's ScheduleRate default: rate(5 minutes)
 PACE_EVERY = 3600  # the scheduler recomputes the pace on the hour
 VISIBLE = 20
-WEEK, DAY, MONTH = 7 * 86400, 86400, 30 * 86400
+DAY, MONTH = 86400, 30 * 86400
 
 
 class BadPopulation(ValueError):
@@ -141,7 +141,7 @@ class Fixed15:
 class MinifluxEntryFrequency:
     """Miniflux v2: clamp(10080 / weekly, 5, 1440) minutes, 1440 when weekly is 0; weekly =
     ceil(one week / average gap) over publications seen in the last 7 days; ttl and Retry-After
-    as floors."""
+    as floors, and 1440 minutes at most in the end, as Miniflux caps them."""
 
     name = "miniflux-entry-frequency"
 
@@ -149,16 +149,9 @@ class MinifluxEntryFrequency:
         pass
 
     def wait(self, t, status, new, visible, retry_after, ttl, seen):
-        week = seen[bisect.bisect_left(seen, t - WEEK):]
-        if len(week) >= 2:
-            weekly = math.ceil(WEEK / ((week[-1] - week[0]) / (len(week) - 1) or 1))
-        else:
-            weekly = len(week)
-        minutes = 1440 if weekly == 0 else min(max(10080 / weekly, 5), 1440)
-        if ttl:
-            minutes = max(minutes, ttl)
-        wait = minutes * 60
-        return max(wait, retry_after) if retry_after is not None else wait
+        # The default clamps, 5 and 1440 minutes, are Miniflux's.
+        wait = max(entry_frequency_interval(seen, t, SETTINGS), (ttl or 0) * 60, retry_after or 0)
+        return min(wait, SETTINGS.max_interval)
 
 
 class NewsBlur:

@@ -70,16 +70,14 @@ def uniform_p95(sources: list[tuple[float, float]]) -> float:
 
 
 def entry_frequency_interval(publications: list[float], now: float, settings: Settings) -> float:
-    """Miniflux's entry-frequency interval: one week over weekly, weekly = ceil(one week / the
-    average gap of the last week's posts), clamped; the longest when there were none."""
+    """Miniflux's entry-frequency interval (storage WeeklyFeedEntryCount, model ScheduleNextCheck):
+    weekly = ceil(one week / the average gap of the last week's posts), none when fewer than two
+    posts or no gap; then one week over weekly, in whole minutes, clamped; the longest for none."""
     week = publications[bisect.bisect_left(publications, now - WEEK):]
-    if len(week) >= 2:
-        weekly = math.ceil(WEEK / ((week[-1] - week[0]) / (len(week) - 1) or 1))
-    else:
-        weekly = len(week)
-    if not weekly:
+    if len(week) < 2 or week[-1] == week[0]:
         return float(settings.max_interval)
-    return min(max(WEEK / weekly, settings.min_interval), settings.max_interval)
+    weekly = math.ceil(WEEK / ((week[-1] - week[0]) / (len(week) - 1)))
+    return min(max(round(WEEK / 60 / weekly) * 60.0, settings.min_interval), settings.max_interval)
 
 
 def active_rate(rates: list[float], rare_share: float) -> float:
