@@ -43,7 +43,8 @@ def main() -> None:
             _insert(table, catalog._source_record(source).serialize())
         setup_s = time.monotonic() - started
 
-        queries, phases = [], {"query_s": 0.0, "leases_s": 0.0, "pauses_s": 0.0, "enqueue_s": 0.0}
+        queries, phases = [], {"query_s": 0.0, "leases_s": 0.0, "pauses_s": 0.0, "enqueue_s": 0.0,
+                               "hourly_pace_s": 0.0}
 
         def timed(owner, name, phase, record=None):
             original = getattr(owner, name)
@@ -63,6 +64,8 @@ def main() -> None:
         timed(catalog, "take_lease", "leases_s")
         timed(catalog, "host_pauses", "pauses_s")
         timed(storage.queues, "send_fetches", "enqueue_s")
+        # Once an hour the run also steps the pace: one Scan of every source (schedule/pace.py).
+        timed(catalog, "scheduled_publications", "hourly_pace_s")
         started = time.monotonic()
         report = run_tick(storage, now)
         wall_s = time.monotonic() - started
