@@ -25,6 +25,13 @@ def test_conditional_get_sends_validators_and_an_honest_user_agent(origin):
     assert sent["user-agent"] == USER_AGENT and "starfeed" in USER_AGENT and "http" in USER_AGENT
 
 
+def test_header_names_are_matched_whatever_their_case(origin):
+    url = origin.serve("/lower", Reply(429, headers={"etag": '"v2"', "retry-after": "90", "cache-control": "max-age=60"}))
+    result = fetch(url, SETTINGS)
+    assert result.headers.get("ETag") == '"v2"' and result.headers["Cache-Control"] == "max-age=60"
+    assert result.retry_after == 90
+
+
 def test_gzip_bodies_are_decoded(origin):
     body = rss(("a", "A"))
     url = origin.serve("/gz", Reply(200, gzip.compress(body), {"Content-Encoding": "gzip"}))

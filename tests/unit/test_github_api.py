@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from requests.structures import CaseInsensitiveDict
 
 from starfeed.fetch.github import classify
 from starfeed.parse.github import BadBody, accounts_of, star_entry, stars_of
@@ -14,7 +15,7 @@ SETTINGS = Settings()
 
 def verdict(status, headers=None, message=None):
     body = json.dumps({"message": message}).encode() if message else b""
-    return classify(status, headers or {}, body, None, NOW, SETTINGS)
+    return classify(status, CaseInsensitiveDict(headers or {}), body, None, NOW, SETTINGS)  # as fetch keeps them
 
 
 def test_success_and_not_modified():

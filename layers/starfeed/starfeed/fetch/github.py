@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 from urllib.parse import urlencode
 
 import requests
@@ -34,11 +34,6 @@ class Verdict:
     until: float | None = None
 
 
-def _header(headers: dict, name: str) -> str | None:
-    lowered = name.lower()
-    return next((v for k, v in headers.items() if k.lower() == lowered), None)
-
-
 def _number(value: str | None) -> float | None:
     try:
         return float(value) if value is not None else None
@@ -54,16 +49,17 @@ def _message(body: bytes) -> str:
     return message.strip()[:200] if isinstance(message, str) else ""
 
 
-def exhausted_until(headers: dict, now: float) -> float | None:
+def exhausted_until(headers: Mapping[str, str], now: float) -> float | None:
     """When the primary limit resets, if this response used its last request."""
-    if _number(_header(headers, "X-RateLimit-Remaining")) == 0:
-        return max(now, _number(_header(headers, "X-RateLimit-Reset")) or now + 60)
+    if _number(headers.get("X-RateLimit-Remaining")) == 0:
+        return max(now, _number(headers.get("X-RateLimit-Reset")) or now + 60)
     return None
 
 
-def classify(status: int | None, headers: dict, body: bytes, error: str | None, now: float,
+def classify(status: int | None, headers: Mapping[str, str], body: bytes, error: str | None, now: float,
              settings: Settings) -> Verdict:
-    """GitHub's documented answers: 304 costs nothing; 401, and a 403 that is not a rate limit,
+    """GitHub's documented answers (headers as FetchResult keeps them: names case-insensitive):
+    304 costs nothing; 401, and a 403 that is not a rate limit,
     mean the token is refused; a 403 or 429 with remaining 0 waits for the reset, and a secondary
     limit waits for Retry-After, else at least github_secondary_pause seconds."""
     if status == 304:
@@ -72,7 +68,7 @@ def classify(status: int | None, headers: dict, body: bytes, error: str | None, 
         return Verdict("ok")
     message = _message(body) if status else ""
     if status in (403, 429):
-        retry_after = parse_retry_after(_header(headers, "Retry-After"), now)
+        retry_after = parse_retry_after(headers.get("Retry-After"), now)
         primary = exhausted_until(headers, now)
         if primary is not None and retry_after is None:
             return Verdict("rate-limited", f"GitHub rate limit exhausted: {message or status}", primary)
@@ -129,14 +125,14 @@ class GitHub:
         self.requests += 1
         now = self.clock()
         verdict = classify(result.status, result.headers, result.body, result.error, now, self.settings)
-        limit, remaining, reset = (_number(_header(result.headers, f"X-RateLimit-{name}"))
+        limit, remaining, reset = (_number(result.headers.get(f"X-RateLimit-{name}"))
                                    for name in ("Limit", "Remaining", "Reset"))
         if remaining is not None and reset is not None:
             self.rate = {"limit": int(limit or 0), "remaining": int(remaining), "reset": int(reset), "at": int(now)}
         exhausted = exhausted_until(result.headers, now)
         if exhausted is not None and verdict.kind in ("ok", "not-modified"):
             self.pause_until = exhausted  # this answer is good, but it was the last one allowed
-        links = requests.utils.parse_header_links(_header(result.headers, "Link") or "")
+        links = requests.utils.parse_header_links(result.headers.get("Link") or "")
         next_url = next((link["url"] for link in links if link.get("rel") == "next"), None)
         return Page(result, verdict, next_url)
 
@@ -189,8 +185,8 @@ def read_stars(github: GitHub, login: str, etag: str | None, last_modified: str 
             read.verdict = page.verdict
             return read
         if len(read.pages) == 1:
-            read.etag = _header(page.result.headers, "ETag")
-            read.last_modified = _header(page.result.headers, "Last-Modified")
+            read.etag = page.result.headers.get("ETag")
+            read.last_modified = page.result.headers.get("Last-Modified")
         try:
             stars = stars_of(page.result.body)
         except BadBody as exc:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
 import requests
+from requests.structures import CaseInsensitiveDict
 
 from starfeed import USER_AGENT
 from starfeed.fetch.guard import Refused, allowed_networks, check_address, check_url
@@ -33,7 +34,7 @@ class FetchResult:
     permanent_redirect: str | None = None  # where a chain of only permanent redirects led
     transient: bool = False  # a 5xx or network fault: worth another try
     request_headers: dict[str, str] = field(default_factory=dict)
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: CaseInsensitiveDict = field(default_factory=CaseInsensitiveDict)  # as HTTP compares names
     body: bytes = b""
     error: str | None = None
     retry_after: float | None = None
@@ -131,7 +132,7 @@ def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: s
                         raise requests.exceptions.TooManyRedirects
                     continue
                 result.status = response.status_code
-                result.headers = dict(response.headers)
+                result.headers = CaseInsensitiveDict(response.headers)
                 result.body = _read_limited(response, settings, started)
             break
         if result.url != url and permanent:

@@ -8,6 +8,7 @@ import random
 import time
 import uuid
 from dataclasses import replace
+from typing import Mapping
 
 from starfeed.fetch.http import FetchResult, fetch, parse_retry_after
 from starfeed.model import FetchOutcome, Source
@@ -153,17 +154,16 @@ def _follow_permanent_redirect(source: Source, result: FetchResult, now: float,
         source.url, source.redirect_url, source.redirect_count = target, None, 0
 
 
-def freshness(headers: dict, now: float) -> float | None:
+def freshness(headers: Mapping[str, str], now: float) -> float | None:
     """How long the response says it stays fresh: Cache-Control max-age, else Expires."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    control = lowered.get("cache-control", "").lower()
+    control = headers.get("Cache-Control", "").lower()
     if "no-cache" in control or "no-store" in control:
         return None
     for part in control.split(","):
         name, _, value = part.strip().partition("=")
         if name == "max-age" and value.strip().isdigit():
             return float(value)
-    expires = parse_retry_after(lowered.get("expires"), now) if lowered.get("expires") else None
+    expires = parse_retry_after(headers.get("Expires"), now) if headers.get("Expires") else None
     return expires or None
 
 
@@ -177,5 +177,5 @@ def store_raw(storage: Storage, source: Source, result: FetchResult, now: float)
     """Every response is kept before it is parsed (seed 003 §4.5)."""
     record = {"feed_id": source.source_id, "fetched_at": rfc3339(now), "url": result.url,
               "http_status": result.status, "request_headers": result.request_headers,
-              "response_headers": result.headers, "content_type": result.headers.get("Content-Type")}
+              "response_headers": dict(result.headers), "content_type": result.headers.get("Content-Type")}
     return storage.blobs.put_raw_fetch(uuid.uuid4().hex, record, result.body)
