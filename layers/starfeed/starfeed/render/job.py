@@ -92,4 +92,3 @@ def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[E
     for key, (index_page, shown) in pages.items():
         storage.blobs.put_feed(key, render_index(index_page, shown, titles, rfc3339(now)),
                                "text/html; charset=utf-8", rendered_at=now)
-

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from starfeed.schedule.decide import HISTORY
+
 ALPHA = 0.3
 TIERS = ("high", "medium", "low")
 
@@ -48,11 +50,11 @@ def user_interval(star_times: list[float], previous_ema: float | None, new_gaps:
 
 def schedule_user(user, new_stars: int, settings) -> None:
     """Apply user_interval to a github-user Source: its interval (seconds), tier, EMA and reason.
-    user.publications holds every star time known (the latest 20 are kept afterwards)."""
+    user.publications holds every star time known (the latest HISTORY are kept afterwards)."""
     previous = user.ewma_interarrival / 60 if user.ewma_interarrival else None
     decision = user_interval(user.publications, previous, new_stars, settings.github_default_minutes,
                              settings.github_min_minutes, settings.github_max_minutes)
-    user.publications = user.publications[-20:]
+    user.publications = user.publications[-HISTORY:]
     user.interval, user.tier = int(decision.minutes * 60), decision.tier
     user.ewma_interarrival = decision.ema * 60 if decision.ema is not None else None
     user.reason = (f"star EMA {decision.minutes:.0f} min, tier {decision.tier}" if decision.ema is not None

@@ -37,12 +37,16 @@ class Storage:
         return Blobs(self.client("s3"), self.settings)
 
     @cached_property
+    def _dynamodb(self):
+        return self.client("dynamodb")  # one client for the stats table's counters and pace
+
+    @cached_property
     def counters(self) -> Counters:
-        return Counters(self.client("dynamodb"), self.settings)
+        return Counters(self._dynamodb, self.settings)
 
     @cached_property
     def pace(self) -> PaceStore:
-        return PaceStore(self.client("dynamodb"), self.settings)
+        return PaceStore(self._dynamodb, self.settings)
 
     @cached_property
     def queues(self) -> Queues:

@@ -188,7 +188,7 @@ class Catalog:
 
     def scheduled_publications(self) -> list[list[float]]:
         """The latest publication times of every feed and page on the schedule, the pace's input:
-        one Scan of four attributes, once an hour."""
+        one Scan of five attributes, once an hour."""
         records = self.Source.scan(attributes_to_get=["publications", "enabled", "polling", "status", "kind"])
         found = []
         for record in records:

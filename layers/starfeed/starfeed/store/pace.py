@@ -4,7 +4,7 @@ counters, written by the scheduler once an hour and read by every fetcher."""
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, fields
 
 from starfeed.schedule.pace import Pace
 from starfeed.settings import Settings
@@ -23,8 +23,7 @@ class PaceStore:
         item = self._db.get_item(TableName=self._table, Key={"day": {"S": PACE_KEY}}).get("Item")
         if not item:
             return None
-        return Pace(**{name: float(item[name]["N"]) for name in asdict(Pace.initial(self._settings))}), \
-            float(item["computed_at"]["N"])
+        return Pace(**{f.name: float(item[f.name]["N"]) for f in fields(Pace)}), float(item["computed_at"]["N"])
 
     def save(self, pace: Pace, computed_at: float, previous: float | None) -> bool:
         """Store a new pace unless another scheduler run stored one since `previous` (so two runs
