@@ -28,11 +28,10 @@ from dataclasses import dataclass, field
 
 from starfeed.model import FetchOutcome, Source
 from starfeed.schedule.decide import decide
-from starfeed.schedule.pace import Pace, entry_frequency_interval, next_pace
+from starfeed.schedule.pace import EVERY as PACE_EVERY, Pace, entry_frequency_interval, next_pace
 from starfeed.settings import Settings
 
 TICK = 300  # template.yaml's ScheduleRate default: rate(5 minutes)
-PACE_EVERY = 3600  # the scheduler recomputes the pace on the hour
 VISIBLE = 20
 DAY, MONTH = 86400, 30 * 86400
 
@@ -104,7 +103,7 @@ class Starfeed:
     from every simulated source's state, as the scheduler does from the sources table."""
 
     name = "starfeed"
-    pace_every = PACE_EVERY
+    pace_every = PACE_EVERY  # as the scheduler steps it
 
     def __init__(self, feed: Feed, rng: random.Random):
         self.source, self.rng, self.settings = Source(source_id=feed.id, url=f"https://{feed.host}/"), rng, SETTINGS

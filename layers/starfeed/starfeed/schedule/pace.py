@@ -22,7 +22,8 @@ from starfeed.settings import Settings
 
 DAY = 86400
 TAIL = 0.05  # the p95
-SMOOTHING = 1 / 24  # hourly weight of the latest estimate: the reference moves over about a day
+EVERY = 3600  # seconds between the scheduler's steps of the pace
+SMOOTHING = 1 / 24  # weight of each step's new estimate: the reference moves over about a day
 
 
 @dataclass(frozen=True)

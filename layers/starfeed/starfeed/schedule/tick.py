@@ -7,16 +7,13 @@ import zlib
 from dataclasses import dataclass
 
 from starfeed.model import Source
-from starfeed.schedule.pace import Pace, next_pace
+from starfeed.schedule.pace import EVERY as PACE_EVERY, Pace, next_pace
 from starfeed.settings import Settings
 
 from starfeed.store import Storage
 from starfeed.store.queues import FetchMessage
 
 log = logging.getLogger(__name__)
-
-
-PACE_EVERY = 3600  # seconds between recomputations of the pace
 
 
 @dataclass(frozen=True)
