@@ -11,7 +11,6 @@ from botocore.config import Config
 from starfeed.settings import Settings
 from starfeed.store.blobs import Blobs
 from starfeed.store.counters import Counters
-from starfeed.store.pace import PaceStore
 from starfeed.store.queues import Queues
 from starfeed.store.secrets import Secrets
 
@@ -45,7 +44,10 @@ class Storage:
         return Counters(self._dynamodb, self.settings)
 
     @cached_property
-    def pace(self) -> PaceStore:
+    def pace(self) -> "PaceStore":
+        # Only the scheduler and the fetcher use it: the api function's cold start does not load it.
+        from starfeed.store.pace import PaceStore
+
         return PaceStore(self._dynamodb, self.settings)
 
     @cached_property
