@@ -6,8 +6,9 @@ import logging
 import time
 from collections import Counter
 from dataclasses import replace
+from functools import cache
 
-from starfeed.model import Entry
+from starfeed.model import Entry, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.render.feeds import FORMATS, FeedMeta, render
 from starfeed.render.html import IndexPage, github_notice, render_index
@@ -27,21 +28,28 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
     limit = storage.settings.feed_item_limit
     base = storage.settings.public_url
     rendered, timings = [], Counter()
+
+    @cache
+    def shared() -> tuple[dict[str, int], str | None]:
+        """What every index page of this run shows: the collections and any GitHub notice."""
+        pause = storage.catalog.host_pause(storage.settings.github_host, now)
+        return storage.catalog.collections(), github_notice(pause)
+
     for target in sorted(set(targets)):
         kind, _, name = target.rpartition("/feed")[0].partition("/")
         if target == AGGREGATE:
-            entries = _of_existing_sources(storage, storage.catalog.recent_entries(None, limit, now))
+            entries, sources = _of_existing_sources(storage, storage.catalog.recent_entries(None, limit, now))
             meta = FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base)
-            _render_index(storage, meta, "", entries, now)
+            _render_index(storage, meta, "", entries, sources, shared(), now)
         elif kind == "c" and name:
             members = storage.catalog.sources_in(name)
-            entries = _of_existing_sources(storage, storage.catalog.recent_entries_of(members, limit))
+            entries, sources = _of_existing_sources(storage, storage.catalog.recent_entries_of(members, limit))
             if name == GITHUB:
                 meta = github_meta(target, len(members), base)
             else:
                 meta = FeedMeta(target, f"starfeed: {name}", f"The {name} collection",
                                 f"{base}/c/{name}/", base)
-            _render_index(storage, meta, f"c/{name}/", entries, now)
+            _render_index(storage, meta, f"c/{name}/", entries, sources, shared(), now)
         elif kind == "s" and name and (source := storage.catalog.get_source(name)) is not None:
             entries = storage.catalog.recent_entries(source.source_id, limit, now)
             meta = FeedMeta(target, source.title or source.url, f"Entries from {source.url}",
@@ -61,10 +69,11 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
     return rendered
 
 
-def _of_existing_sources(storage: Storage, entries: list[Entry]) -> list[Entry]:
-    """A removed source's entries stay stored until their TTL; they leave the feeds at once."""
+def _of_existing_sources(storage: Storage, entries: list[Entry]) -> tuple[list[Entry], dict[str, Source]]:
+    """A removed source's entries stay stored until their TTL; they leave the feeds at once. Only
+    the sources these entries name are read, however many there are."""
     sources = storage.catalog.get_sources({e.feed_id for e in entries})
-    return [e for e in entries if e.feed_id in sources]
+    return [e for e in entries if e.feed_id in sources], sources
 
 
 def github_meta(target: str, accounts: int, base: str) -> FeedMeta:
@@ -74,12 +83,11 @@ def github_meta(target: str, accounts: int, base: str) -> FeedMeta:
                     "https://github.com", base)
 
 
-def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[Entry], now: float) -> None:
-    # Only the sources this page shows are read, however many there are.
-    sources = storage.catalog.get_sources({e.feed_id for e in entries})
+def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[Entry],
+                  sources: dict[str, Source], shared: tuple[dict[str, int], str | None], now: float) -> None:
     titles = {i: s.title or s.url for i, s in sources.items()}
-    page = IndexPage(meta.title, f"/{meta.feed_id}", storage.catalog.collections(),
-                     notice=github_notice(storage.catalog.host_pause(storage.settings.github_host, now)))
+    collections, notice = shared
+    page = IndexPage(meta.title, f"/{meta.feed_id}", collections, notice=notice)
     pages = {f"{prefix}index.html": (page, entries)}
     if prefix == f"c/{GITHUB}/":
         # Seed 000's activity filter: one page per tier, linked from each (the pages run no script).
