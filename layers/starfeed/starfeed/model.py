@@ -121,6 +121,8 @@ class Entry:
     seen_count: int = 1
     raw_refs: list[dict] = field(default_factory=list)
     content_hash: str = ""
+    # What starfeed changed to store the entry (an over-long link dropped, content truncated).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def sort_time(self) -> str:

@@ -52,6 +52,9 @@ class Settings:
     horizon_share: float = 0.40
     rare_post_share: float = 0.04
     lease_seconds: int = 600
+    # A fetch message that fails unexpectedly is retried alone after this many seconds (its
+    # host's FIFO group waits no longer), and dead-lettered after the queue's maxReceiveCount.
+    fetch_retry_seconds: int = 30
     # Hosts allowed several fetches at once: "host=N,host2=M" (FIFO message groups host#0..N-1).
     # The GitHub API host gets github_concurrency unless named here.
     host_groups: str = ""
@@ -74,6 +77,12 @@ class Settings:
     max_depth: int = 256  # XML/JSON nesting
     max_article_age_days: int = 7  # seed 002; entries without a date are kept
     max_rewrites: int = 24  # times a stored entry may be rewritten when its content changes
+    # Fitting entries to DynamoDB (an item is at most 400 KB; a sort key 1,024 bytes, a GSI
+    # partition key 2,048): longer ids become a stable hash, longer links are dropped, longer
+    # content is truncated at a tag boundary. The entry is kept either way.
+    max_uid_bytes: int = 512
+    max_link_bytes: int = 2000
+    max_content_bytes: int = 128 * 1024
     # Storage and rendering.
     entry_retention_days: int = 30
     feed_item_limit: int = 50

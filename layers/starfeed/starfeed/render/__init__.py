@@ -9,3 +9,8 @@ from __future__ import annotations
 def targets_for(source) -> list[str]:
     """The feeds a source's new entries appear in."""
     return ["feed", f"s/{source.source_id}/feed", *(f"c/{c}/feed" for c in source.collections)]
+
+
+# Not a feed: the renderer rebuilds the views that list every source (/subscriptions.opml,
+# /opml.xml, the dashboard's source table) from one Scan, so the api never scans per request.
+SOURCES_SUMMARY = "sources"

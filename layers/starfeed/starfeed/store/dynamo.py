@@ -135,6 +135,7 @@ def build_models(settings: Settings):
         seen_count = NumberAttribute(default=1)
         raw_refs = JSONAttribute(default=list)
         content_hash = UnicodeAttribute()
+        warnings = JSONAttribute(default=list)
         rewrite_count = NumberAttribute(default=0)  # times rewritten after a content change
         # Derived keys for ordering, and the TTL that lets old entries leave by themselves.
         sort_key = UnicodeAttribute()
