@@ -1,16 +1,22 @@
-"""Fetcher: one SQS FIFO record per due source. A record that raises is reported as a batch item
-failure (with the rest of its host's group) and comes back, then goes to the dead-letter queue."""
+"""Fetcher: one SQS FIFO record per due source. A source's failure is recorded on the source and
+its record succeeds. A record that still raises (its source could not be read or written) is
+reported alone as a batch item failure and made visible again after STARFEED_FETCH_RETRY_SECONDS,
+so its host's message group waits no longer than that; the queue dead-letters it after
+maxReceiveCount receives."""
 
 import json
+import logging
 
-from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
 from starfeed.fetch.job import fetch_source
 from starfeed.settings import Settings
 from starfeed.store import Storage
 
 storage = Storage(Settings.from_env())
-processor = SqsFifoPartialProcessor(skip_group_on_error=True)
+# Not SqsFifoPartialProcessor: it would fail the rest of the failing record's host group too.
+# Records are independent fetches (each carries its own lease), so every one of them runs.
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 def fetch_record(record) -> None:
@@ -19,5 +25,11 @@ def fetch_record(record) -> None:
 
 
 def handler(event, context):
-    return process_partial_response(event=event, record_handler=fetch_record,
-                                    processor=processor, context=context)
+    response = process_partial_response(event=event, record_handler=fetch_record,
+                                        processor=processor, context=context)
+    failed = {failure["itemIdentifier"] for failure in response.get("batchItemFailures", [])}
+    try:
+        storage.queues.retry_fetches_later([r["receiptHandle"] for r in event["Records"] if r["messageId"] in failed])
+    except Exception:  # noqa: BLE001 - they come back after the queue's visibility timeout instead
+        logging.getLogger(__name__).exception("fetcher: failed records keep the queue's visibility timeout")
+    return response

@@ -123,24 +123,32 @@ def test_the_scheduler_reads_only_due_sources_and_leases_them(stack, storage, or
     assert storage.catalog.get_source(due.source_id).locked_until is None
 
 
-def test_a_record_that_keeps_failing_ends_in_the_dead_letter_queue(stack, storage):
+def test_a_record_that_keeps_failing_is_retried_alone_then_dead_lettered(stack, storage, origin, monkeypatch):
+    """Its host's other sources are fetched in the same batch; it comes back after the retry
+    window (1 s here), not the queue's 30 minutes, and SQS moves it aside after 3 receives."""
+    from dataclasses import replace
+
+    from starfeed.store import Storage
+
     sqs = stack.sqs
     queue, dlq = stack.queue("FetchQueue"), stack.queue("FetchDeadLetterQueue")
     fetch_source = next(q for q in stack.queues if q.queue_url == queue)
-    timeout = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["VisibilityTimeout"])
-    # Lambda leaves a failed record in flight until the visibility timeout: shorten the wait.
+    fetcher = stack.functions["FetcherFunction"].module
+    monkeypatch.setattr(fetcher, "storage", Storage(replace(storage.settings, fetch_retry_seconds=1)))
     stack.drain()  # what other tests left queued would share the first receive
-    sqs.set_queue_attributes(QueueUrl=queue, Attributes={"VisibilityTimeout": "1"})
-    try:
-        sqs.send_message(QueueUrl=queue, MessageBody="not json", MessageGroupId="poison",
-                         MessageDeduplicationId=f"poison-{time.time()}")
-        receives = []
-        for _ in range(4):
-            receives.append(fetch_source.poll())
-            time.sleep(1.1)
-    finally:
-        sqs.set_queue_attributes(QueueUrl=queue, Attributes=timeout["Attributes"])
-    assert receives == [1, 1, 1, 0]  # maxReceiveCount is 3, then SQS moves it aside
+    healthy, _ = subscribe(storage, origin.serve("/beside-poison.xml", Reply(200, rss(("bp", "Beside")))))
+    lease = storage.catalog.take_lease(healthy.source_id, time.time()).locked_until
+    group = healthy.host
+    sqs.send_message(QueueUrl=queue, MessageBody="not json", MessageGroupId=group,
+                     MessageDeduplicationId=f"poison-{time.time()}")
+    sqs.send_message(QueueUrl=queue, MessageGroupId=group, MessageDeduplicationId=f"healthy-{time.time()}",
+                     MessageBody=json.dumps({"source_id": healthy.source_id, "lease": lease}))
+    receives = [fetch_source.poll()]
+    assert storage.catalog.get_source(healthy.source_id).status == "ok"  # not held behind the poison
+    for _ in range(3):
+        time.sleep(1.2)
+        receives.append(fetch_source.poll())
+    assert receives == [2, 1, 1, 0]  # maxReceiveCount is 3, then SQS moves it aside
     dead = sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10)["Messages"]
     assert [m["Body"] for m in dead] == ["not json"]
 

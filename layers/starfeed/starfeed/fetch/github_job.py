@@ -10,14 +10,13 @@ from __future__ import annotations
 import logging
 import random
 
-from pynamodb.exceptions import TransactWriteError
-
 from starfeed.fetch.github import GitHub, Read, Verdict, read_following, read_stars
 from starfeed.fetch.job import remember_decision, remember_fetch, store_raw
+from starfeed.fetch.stage import StageFailed, stage
 from starfeed.model import FetchOutcome, Source
 from starfeed.parse.github import star_entry
 from starfeed.parse.normalize import rfc3339
-from starfeed.render import targets_for
+from starfeed.render import SOURCES_SUMMARY, targets_for
 from starfeed.schedule.github import schedule_user
 from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES, github_user_source
 from starfeed.store import Storage
@@ -38,17 +37,19 @@ def fetch_github(storage: Storage, source: Source, lease: float | None, now: flo
                           lambda uids: storage.catalog.known_entries(source.source_id, uids),
                           first_sync=first, now=now, last_starred_at=source.last_starred_at)
     # Every answer is kept before it is read (no answer, no payload: a network failure).
-    answers = [(store_raw(storage, source, page, now), page) for page in read.pages if page.status is not None]
-    new = 0
-    if read.verdict.kind in ("ok", "not-modified"):
-        if source.kind == "github-following":
-            _apply_following(storage, source, read, now)
-        elif read.stars:
-            try:
-                new = _store_stars(storage, source, read, lease, now)
-            except TransactWriteError as exc:
-                # Nothing was kept, so neither is the ETag: the next fetch reads these stars again.
-                read.verdict = Verdict("failed", f"stars not stored ({exc.cause_response_code or exc})")
+    new, answers = 0, []
+    try:
+        with stage("store raw"):
+            answers = [(store_raw(storage, source, page, now), page) for page in read.pages if page.status is not None]
+        if read.verdict.kind in ("ok", "not-modified"):
+            with stage("store"):
+                if source.kind == "github-following":
+                    _apply_following(storage, source, read, now)
+                elif read.stars:
+                    new = _store_stars(storage, source, read, lease, now)
+    except StageFailed as failed:
+        # Nothing was kept, so neither is the ETag: the next fetch reads these stars again.
+        read.verdict = Verdict("failed", str(failed))
     _record(storage, source, read, new, answers, now, rng)
     _pause_if_limited(storage, source, read.verdict, github.pause_until, now)
     if github.rate:
@@ -87,9 +88,12 @@ def _apply_following(storage: Storage, following: Source, read: Read, now: float
     gone = [s for s in known.values() if s.kind == "github-user" and s.enabled and s.source_id not in followed]
     for user in gone:
         catalog.change_source(user.source_id, {"enabled": False, "reason": "no longer followed"})
+    added = set(followed) - set(known)
+    if gone or added:  # an unfollowed account's feed is unpublished; the listings change
+        storage.queues.send_render(sorted({t for user in gone for t in targets_for(user)}) + [SOURCES_SUMMARY])
     following.title = f"GitHub follow list ({len(followed)} accounts)"
     log.info("fetcher: GitHub follow list: %d accounts, %d new, %d no longer followed", len(followed),
-             len(set(followed) - set(known)), len(gone))
+             len(added), len(gone))
 
 
 def _store_stars(storage: Storage, user: Source, read: Read, lease: float | None, now: float) -> int:

@@ -11,10 +11,11 @@ from dataclasses import replace
 from typing import Mapping
 
 from starfeed.fetch.http import FetchResult, fetch, parse_retry_after
+from starfeed.fetch.stage import StageFailed, describe, stage
 from starfeed.model import FetchOutcome, Source
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.normalize import rfc3339
-from starfeed.render import targets_for
+from starfeed.render import SOURCES_SUMMARY, targets_for
 from starfeed.schedule.decide import Decision, decide
 from starfeed.settings import Settings
 from starfeed.store import Storage
@@ -25,9 +26,9 @@ log = logging.getLogger(__name__)
 def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
                  now: float | None = None, rng: random.Random | None = None) -> FetchOutcome | None:
     """The fetch's outcome; None when the message is done with unfetched: the source is gone or
-    disabled, or the message's lease is no longer the source's (a redelivered or stale one)."""
+    disabled, or the message's lease is no longer the source's (a redelivered or stale one).
+    Only a failure to read or write the source itself escapes: then the message is retried."""
     now = time.time() if now is None else now
-    settings = storage.settings
     source = storage.catalog.get_source(source_id)
     if source is None or not source.enabled:
         log.info("fetcher: %s is gone or disabled; skipped", source_id)
@@ -47,20 +48,43 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
         from starfeed.fetch.github_job import fetch_github
 
         return fetch_github(storage, source, lease, now, rng or random.Random())
-    result = fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified)
-    raw_ref = store_raw(storage, source, result, now) if result.status is not None else None
-    outcome, ingested = _outcome(source, result, now, settings)
-    new = []
-    if ingested is not None:
-        for entry in ingested.entries:
-            entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
-        new = storage.catalog.upsert_entries(ingested.entries, now)
-        outcome = replace(outcome, new_entries=len(new))  # only the store knows what is new
-        source.title = ingested.title or source.title
-        source.site_url = ingested.link or source.site_url
+    return _fetch_feed(storage, source, lease, first_fetch, now, rng or random.Random())
+
+
+def _fetch_feed(storage: Storage, source: Source, lease: float | None, first_fetch: bool, now: float,
+                rng: random.Random) -> FetchOutcome:
+    """Every stage after the lease is guarded: whatever a feed holds, the source records the
+    outcome (a failure with its stage and cause) and its message succeeds."""
+    settings = storage.settings
+    previously_failed, listed = source.status == "error", _listing(source)
+    result, raw_ref, new = FetchResult(source.url, None), None, []
+    try:
+        with stage("fetch"):
+            result = fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified)
+        with stage("store raw"):  # every byte kept before it is parsed
+            raw_ref = store_raw(storage, source, result, now) if result.status is not None else None
+        with stage("parse"):
+            outcome, ingested = _outcome(source, result, now, settings)
+        if ingested is not None:
+            with stage("store"):
+                for entry in ingested.entries:
+                    entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
+                stored = storage.catalog.upsert_entries(ingested.entries, now)
+                new = stored.new
+                outcome = replace(outcome, new_entries=len(new), error=stored.error)
+            source.title = ingested.title or source.title
+            source.site_url = ingested.link or source.site_url
+        # A first fetch publishes the source's feed, even empty; after a failure the entries a
+        # failed attempt stored may not have been rendered yet.
+        if new or first_fetch or previously_failed:
+            with stage("render request"):
+                storage.queues.send_render(targets_for(source))
+    except StageFailed as failed:
+        log.warning("fetcher: %s: %s", source.url, failed)
+        outcome = FetchOutcome(result.status, error=str(failed))
 
     # Decisions follow the pace the scheduler derives from every source (schedule/pace.py).
-    _record(source, result, outcome, raw_ref, now, storage.pace.current().applied_to(settings), rng or random.Random())
+    _record(source, result, outcome, raw_ref, now, storage.pace.current().applied_to(settings), rng)
     if result.status == 429 or (result.status == 503 and result.retry_after is not None):
         # Every source on the host waits, not only this one (issue 7: per-host politeness).
         wait = result.retry_after if result.retry_after is not None else (source.next_check_at or now) - now
@@ -68,13 +92,26 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
     source.entry_count += len(new)
     if not storage.catalog.finish_fetch(source, lease):
         log.warning("fetcher: lease on %s was lost; its outcome was not written", source.url)
-    if new or first_fetch:  # a first fetch publishes the source's feed, even empty
-        storage.queues.send_render(targets_for(source))
+    elif _listing(source) != listed:
+        request_summary(storage)
     log.info("fetcher: %s -> %s, %d new, next %s (%s)%s", source.url,
              result.status or "no response", len(new),
              f"in {int(source.next_check_at - now)}s" if source.next_check_at else "never",
              source.reason, f": {outcome.error}" if outcome.error else "")
     return outcome
+
+
+def _listing(source: Source) -> tuple:
+    """What the views that list every source show of it; they are rebuilt when it changes."""
+    return source.status, source.title, source.site_url, source.enabled, source.last_error
+
+
+def request_summary(storage: Storage) -> None:
+    """Best effort: the listing is rebuilt at the next change if this request is lost."""
+    try:
+        storage.queues.send_render([SOURCES_SUMMARY])
+    except Exception as exc:  # noqa: BLE001 - the fetch's outcome is written; only a view lags
+        log.warning("fetcher: the sources summary was not requested: %s", describe(exc))
 
 
 def _outcome(source: Source, result: FetchResult, now: float,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import calendar
+import json
 import time
 import zlib
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 
 from pynamodb.attributes import (BooleanAttribute, JSONAttribute, ListAttribute, NumberAttribute,
@@ -152,6 +153,42 @@ _SOURCE_FIELDS = [f.name for f in fields(Source)]
 _ENTRY_FIELDS = [f.name for f in fields(Entry)]
 
 
+# DynamoDB's limits (developer guide, "Service, account, and table quotas"): an item is at most
+# 400 KB; a sort key (entry_uid, and sort_key = "<time>#<entry_uid>") 1,024 bytes; a partition
+# key, canonical_link in the ByLink index included, 2,048 bytes.
+ITEM_BYTES = 400 * 1024
+SORT_KEY_BYTES = 1024
+PARTITION_KEY_BYTES = 2048
+
+
+def entry_problem(entry: Entry) -> str | None:
+    """Why DynamoDB would refuse this entry, or None. Normalization fits fields to these limits;
+    this is the last check, so one entry cannot fail a whole batch write."""
+    uid = len(entry.entry_uid.encode("utf-8", "surrogatepass"))
+    if uid + len(entry.sort_time) + 1 > SORT_KEY_BYTES:
+        return f"GUID of {uid:,} bytes"
+    link = len((entry.canonical_link or "").encode("utf-8", "surrogatepass"))
+    if link > PARTITION_KEY_BYTES:
+        return f"link of {link:,} bytes"
+    size = len(json.dumps(asdict(entry), ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    if size > ITEM_BYTES - 4096:  # room for the derived keys and attribute names
+        return f"{size:,} bytes, over DynamoDB's 400 KB item limit"
+    return None
+
+
+@dataclass
+class Upserted:
+    new: list[Entry]  # stored for the first time
+    refused: list[tuple[int, str]]  # (position in the document, from 1; why DynamoDB would refuse it)
+
+    @property
+    def error(self) -> str | None:
+        if not self.refused:
+            return None
+        (position, reason), more = self.refused[0], len(self.refused) - 1
+        return f"store: entry {position}: {reason}" + (f" (and {more} more)" if more else "")
+
+
 class Catalog:
     def __init__(self, settings: Settings):
         self.settings = settings
@@ -173,6 +210,13 @@ class Catalog:
     def get_source(self, source_id: str) -> Source | None:
         try:
             return self._source(self.Source.get(source_id, consistent_read=True))
+        except DoesNotExist:
+            return None
+
+    def source_enabled(self, source_id: str) -> bool | None:
+        """Whether the source is enabled; None when there is no such source. One small read."""
+        try:
+            return bool(self.Source.get(source_id, consistent_read=True, attributes_to_get=["enabled"]).enabled)
         except DoesNotExist:
             return None
 
@@ -369,12 +413,15 @@ class Catalog:
 
     # Entries ---------------------------------------------------------------------------------
 
-    def upsert_entries(self, entries: list[Entry], now: float) -> list[Entry]:
+    def upsert_entries(self, entries: list[Entry], now: float) -> "Upserted":
         """Store entries, deduplicated by (feed, entry_uid); returns the ones new to the store.
         A stored entry is rewritten only when its content_hash changed, and at most
-        settings.max_rewrites times, so a feed that puts a clock in its content cannot churn."""
+        settings.max_rewrites times, so a feed that puts a clock in its content cannot churn.
+        An entry DynamoDB would refuse is left out with the reason; the others are stored."""
+        refused = [(n, problem) for n, e in enumerate(entries, start=1) if (problem := entry_problem(e))]
+        entries = [e for n, e in enumerate(entries, start=1) if n not in dict(refused)]
         if not entries:
-            return []
+            return Upserted([], refused)
         E = self.Entry
         feed_id = entries[0].feed_id
         existing = {r.entry_uid: r for r in E.batch_get(
@@ -396,7 +443,7 @@ class Catalog:
         for uid in existing:
             if uid not in rewritten:
                 E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])
-        return [entry for entry, _ in new]
+        return Upserted([entry for entry, _ in new], refused)
 
     def known_entries(self, feed_id: str, entry_uids: list[str]) -> set[str]:
         """Which of these entries are stored already."""
