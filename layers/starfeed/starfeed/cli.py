@@ -80,6 +80,7 @@ def _source_add(args) -> None:
     verb = "added" if created else "already subscribed:"
     print(f"{verb} {source.source_id} {source.url}")
     if created:
+        _relist(storage)
         print("it is due now: the next scheduler run fetches it")
 
 
@@ -183,13 +184,32 @@ def _source_set(args) -> None:
     value = getattr(args, "value", None)
     field, value, said = {
         "enable": ("enabled", True, "enabled (its schedule is as it was)"),
-        "disable": ("enabled", False, "disabled: never fetched, never served, off the schedule"),
+        "disable": ("enabled", False, "disabled: never fetched, its feed answers 403 now, and its "
+                                      "entries leave the other feeds at the next render"),
         "polling": ("polling", value == "on", f"polling {value}"),
         "policy": ("policy", value, f"failure policy {value}"),
     }[args.verb]
-    if not connect(args.stack).catalog.change_source(args.id, {field: value}):
+    storage = connect(args.stack)
+    if not storage.catalog.change_source(args.id, {field: value}):
         raise CliError(f"no source with id {args.id}: see `starfeed source list`")
+    if field == "enabled":
+        _rerender(storage, storage.catalog.get_source(args.id))
     print(f"{args.id}: {said}")
+
+
+def _rerender(storage, source) -> None:
+    """Every feed the source appears in, its own included (the renderer deletes that one when the
+    source is gone or disabled), and the views that list every source."""
+    if source is not None:
+        _relist(storage, targets_for(source))
+
+
+def _relist(storage, targets: list[str] = ()) -> None:
+    """Render these targets and the views that list every source (/subscriptions.opml, /stats)."""
+    from starfeed.render import SOURCES_SUMMARY
+
+    if storage.settings.render_queue_url:
+        storage.queues.send_render([*targets, SOURCES_SUMMARY])
 
 
 def _source_remove(args) -> None:
@@ -197,9 +217,9 @@ def _source_remove(args) -> None:
     source = storage.catalog.get_source(args.id)
     if source is None or not storage.catalog.delete_source(args.id):
         raise CliError(f"no source with id {args.id}: see `starfeed source list`")
-    if storage.settings.render_queue_url:  # the aggregate and collections drop its entries
-        storage.queues.send_render([t for t in targets_for(source) if not t.startswith("s/")])
-    print(f"removed {args.id} (its entries expire with their TTL)")
+    _rerender(storage, source)
+    print(f"removed {args.id}: its feed answers 404 now, and its entries leave the other feeds at the "
+          "next render (they expire from the store with their TTL)")
 
 
 def _opml_import(args) -> None:
@@ -217,6 +237,8 @@ def _opml_import(args) -> None:
             added += add_source(storage, url, now, jitter=storage.settings.startup_jitter)[1]
         except BadSource as exc:
             print(f"skipped: {exc}", file=sys.stderr)
+    if added:
+        _relist(storage)
     print(f"imported {added} new sources of {len(urls)} in {args.file}; their first fetches are "
           f"spread over {storage.settings.startup_jitter} s")
 

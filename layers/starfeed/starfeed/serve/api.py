@@ -151,9 +151,10 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
         if url is None:
             return text(400, "expected /api/item?url=ARTICLE_URL (an http or https URL)\n")
         entry = storage.catalog.entry_by_link(url)
-        if entry is None:
+        source = storage.catalog.get_source(entry.feed_id) if entry else None
+        if entry is None or source is None or not source.enabled:
             return text(404, "unknown link\n")
-        return json_response(item_json(entry, storage.catalog.get_source(entry.feed_id)))
+        return json_response(item_json(entry, source))
 
     @app.get("/api/site", compress=True)
     def api_site():
@@ -162,7 +163,7 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
         root = (app.current_event.get_query_string_value("root") or "").strip().lower()
         if not re.fullmatch(r"[a-z0-9.-]{1,253}", root):
             return text(400, "expected /api/site?root=DOMAIN (e.g. example.com)\n")
-        sources = storage.catalog.sources_of_root(root)
+        sources = [s for s in storage.catalog.sources_of_root(root) if s.enabled]
         if not sources:
             return text(404, "unknown domain\n")
         per_feed = [storage.catalog.recent_entries(s.source_id, SITE_ITEMS) for s in sources]
@@ -190,6 +191,12 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
         stem, _, extension = filename.partition(".")
         if stem != "feed" or not _SOURCE_ID.match(source_id):
             return text(404, "no such source feed: expected /s/{source_id}/feed[.xml|.atom|.json]\n")
+        # Unsubscribed means unpublished at once, whatever a cache or the bucket still holds.
+        enabled = storage.catalog.source_enabled(source_id)
+        if enabled is None:
+            return text(404, "no such source: it was removed or never added\n")
+        if not enabled:
+            return text(403, "this source is disabled\n")
         return serve_feed(f"s/{source_id}/feed", extension or None)
 
     @app.get("/<filename>", compress=True)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from starfeed.model import Entry, Source
+from starfeed.urlpolicy import redact
 
 
-def item_json(entry: Entry, source: Source | None) -> dict:
+def item_json(entry: Entry, source: Source) -> dict:
     document = asdict(entry)
-    document["source"] = {"id": entry.feed_id, "title": source.title if source else None,
-                          "url": source.url if source else None}
+    document["source"] = {"id": entry.feed_id, "title": source.title, "url": redact(source.url)}
     return document
 
 
@@ -38,5 +38,5 @@ def interleave(per_feed: list[list[Entry]], limit: int) -> list[Entry]:
 
 def site_json(root: str, sources: list[Source], items: list[Entry]) -> dict:
     return {"root": root,
-            "feeds": [{"id": s.source_id, "title": s.title, "url": s.url} for s in sources],
+            "feeds": [{"id": s.source_id, "title": s.title, "url": redact(s.url)} for s in sources],
             "items": [asdict(e) for e in items]}
