@@ -40,13 +40,14 @@ def state_dir() -> Path:
 class LocalStack:
     def __init__(self, environment: dict[str, str] | None = None, root: Path | None = None,
                  state: Path | None = None):
-        from moto.server import ThreadedMotoServer
+        from starfeed.local.faults import moto_server
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         self.root = root or project_root()
         self.state = state or state_dir()
-        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self._moto = moto_server()
         self._moto.start()
+        self.faults = self._moto.faults  # tests inject AWS errors here
         host, port = self._moto.get_host_and_port()
         self.endpoint = f"http://{host}:{port}"
         session = boto3.Session(aws_access_key_id="local", aws_secret_access_key="local",
