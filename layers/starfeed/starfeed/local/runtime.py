@@ -9,6 +9,7 @@ import re
 import threading
 import time
 import uuid
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,6 +19,9 @@ from starfeed.local.template import REGION, Stack
 
 log = logging.getLogger(__name__)
 SQS_RECEIVE_MAX = 10
+# The function whose handler is running, for tests that hold each function's IAM policy against
+# the AWS calls its code makes.
+CURRENT_FUNCTION: ContextVar[str | None] = ContextVar("current_function", default=None)
 
 
 class LambdaContext:
@@ -51,7 +55,11 @@ class Function:
 
     def invoke(self, event: dict):
         with self._busy:
-            return self.module.handler(event, LambdaContext(self.logical_id, self.timeout, self.memory))
+            running = CURRENT_FUNCTION.set(self.logical_id)
+            try:
+                return self.module.handler(event, LambdaContext(self.logical_id, self.timeout, self.memory))
+            finally:
+                CURRENT_FUNCTION.reset(running)
 
 
 def load_functions(stack: Stack, root: Path) -> dict[str, Function]:
