@@ -1,0 +1,136 @@
+"""Issue 14: each function's IAM policy in template.yaml grants exactly what its code calls.
+
+A scenario drives every function through the local stack (feeds, a host pause, a failed record,
+GitHub with its token, removal and disabling, every public route) while each AWS call is
+recorded as the grant it needs; the template's statements are then held against that record in
+both directions."""
+
+import json
+import time
+from dataclasses import replace
+from urllib.parse import quote
+
+import pytest
+from aws_calls import recording
+from conftest import ROOT, http_get
+
+from origin import Origin, Reply, rss
+from starfeed.cli import main
+from starfeed.local.github_sim import GitHubSim, population
+from starfeed.local.template import load
+from starfeed.sources import add_source
+from starfeed.store import Storage
+
+FUNCTIONS = ("SchedulerFunction", "FetcherFunction", "RendererFunction", "ApiFunction")
+
+
+def make_due(storage, source_id):
+    source = storage.catalog.get_source(source_id)
+    source.next_check_at = time.time() - 1
+    storage.catalog.finish_fetch(source, None)
+
+
+def granted(function: str, token_store: str = "ssm") -> set[tuple[str, str, str, str]]:
+    """(function, action, logical resource, suffix) for every statement of the function."""
+    template = load(ROOT / "template.yaml")
+    grants = set()
+    for policy in template["Resources"][function]["Properties"]["Policies"]:
+        if "Fn::If" in policy:
+            condition, when_ssm, otherwise = policy["Fn::If"]
+            assert condition == "TokenInSsm"
+            policy = when_ssm if token_store == "ssm" else otherwise
+        for statement in policy["Statement"]:
+            actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+            resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+            for resource in resources:
+                grants.update((function, action, *_logical(resource)) for action in actions)
+    return grants
+
+
+def _logical(resource) -> tuple[str, str]:
+    if "Fn::GetAtt" in resource:
+        return resource["Fn::GetAtt"][0], ""
+    text = resource["Fn::Sub"]
+    if "${GitHubTokenName}" in text:
+        return "GitHubTokenName", ""
+    name, _, rest = text.partition(".Arn}")
+    return name.removeprefix("${"), rest.removeprefix("/") if rest.startswith("/index") else rest
+
+
+@pytest.fixture
+def scenario(stack, storage, origin, monkeypatch):
+    """Every function's paths, recorded."""
+    sim, other_host = GitHubSim(population(3, time.time() - 20 * 86400, time.time(), busier=20)), Origin()
+    settings = replace(storage.settings, github_api_url=sim.url)
+    for name in FUNCTIONS:
+        monkeypatch.setattr(stack.functions[name].module.storage, "settings", settings)
+    monkeypatch.setattr(stack.functions["FetcherFunction"].module, "storage",
+                        Storage(replace(settings, fetch_retry_seconds=1)))
+    monkeypatch.setenv("STARFEED_GITHUB_API_URL", sim.url)
+    stack.drain()
+    storage.catalog.clear_host_pause(settings.github_host)
+    ssm = storage.client("ssm")
+    ssm.put_parameter(Name="/starfeed/github-token", Value=sim.token, Type="SecureString", Overwrite=True)
+    with recording(stack) as used:
+        hour_ago = time.time() - 3600
+        kept = add_source(storage, origin.serve("/iam-kept.xml", Reply(200, rss(("i1", "Kept")))),
+                          hour_ago, ["iam"])[0]
+        removed = add_source(storage, origin.serve("/iam-removed.xml", Reply(200, rss(("i2", "Gone")))),
+                             hour_ago)[0]
+        # Another host, whose 429 pauses it; and the pace, stepped again by the first run.
+        busy = add_source(storage, other_host.serve("/iam-busy.xml", Reply(429, headers={"Retry-After": "60"})),
+                          hour_ago)[0]
+        assert main(["github", "sync"]) == 0
+        storage.client("dynamodb").delete_item(TableName=storage.settings.stats_table, Key={"day": {"S": "pace"}})
+        for _ in range(3):  # the follow list, then its accounts' stars
+            stack.run_cycle()
+        assert main(["github", "sync"]) == 0  # a follow list whose accounts are known already
+        make_due(storage, kept.source_id)  # a feed seen again
+        stack.run_cycle()
+        stack.sqs.send_message(QueueUrl=stack.queue("FetchQueue"), MessageBody="not json",
+                               MessageGroupId="iam", MessageDeduplicationId=f"iam-{time.time()}")
+        stack.drain()  # a failed record is retried alone: its visibility changes
+        assert main(["source", "remove", removed.source_id]) == 0
+        assert main(["source", "disable", kept.source_id]) == 0
+        stack.drain()
+        assert main(["source", "enable", kept.source_id]) == 0
+        stack.drain()
+        for path in ("/", "/feed.xml", "/healthz", f"/s/{kept.source_id}/feed.xml", "/c/iam/feed.json",
+                     f"/rss?url={quote(kept.url, safe='')}", "/api/item?url=https://example.org/i1",
+                     "/api/site?root=127.0.0.1", "/stats", "/opml.xml", "/subscriptions.opml"):
+            assert http_get(stack, path)["statusCode"] in (200, 404), path
+    yield used
+    time.sleep(1.2)  # the poison's last retries, so no other test receives it
+    stack.drain()
+    sim.close()
+    other_host.close()
+    storage.catalog.clear_host_pause(busy.host)
+    ssm.delete_parameter(Name="/starfeed/github-token")
+
+
+def test_every_function_is_granted_exactly_what_its_code_calls(scenario):
+    used = scenario
+    assert {grant[0] for grant in used} == set(FUNCTIONS)  # the scenario ran every function
+    allowed = set().union(*(granted(f) for f in FUNCTIONS))
+    assert sorted(used - allowed) == [], "calls the template does not grant"
+    assert sorted(allowed - used) == [], "grants no code path used"
+
+
+def test_the_github_token_is_readable_by_the_fetcher_alone():
+    for store, action in (("ssm", "ssm:GetParameter"), ("secretsmanager", "secretsmanager:GetSecretValue")):
+        readers = {f for f in FUNCTIONS for grant in granted(f, store) if grant[1] == action}
+        assert readers == {"FetcherFunction"}, store
+
+
+def test_only_the_scheduler_writes_the_pace():
+    template = load(ROOT / "template.yaml")
+    for function in FUNCTIONS:
+        for policy in template["Resources"][function]["Properties"]["Policies"]:
+            for statement in policy.get("Statement", []):
+                if statement["Resource"] != {"Fn::GetAtt": ["StatsTable", "Arn"]}:
+                    continue
+                keys = json.dumps(statement.get("Condition"))
+                writes = {"dynamodb:UpdateItem", "dynamodb:PutItem"} & set(statement["Action"])
+                assert "LeadingKeys" in keys, (function, statement["Sid"])
+                if writes and function != "SchedulerFunction":
+                    assert '"pace"' not in keys and "????-??-??" in keys, (function, statement["Sid"])
