@@ -23,15 +23,13 @@ _JSON_ERRORS = {
 class Fault:
     service: str  # dynamodb | s3 | sqs
     operation: str  # e.g. BatchWriteItem, UpdateItem, PutObject, SendMessage
-    resource: str  # a table name, bucket, or queue URL fragment; "" for any
+    resource: str  # S3: the bucket; others: any text of the request (a table, a key); "" for any
     code: str  # the error code AWS sends, e.g. ThrottlingException or SlowDown
-    times: int | None = None  # how many requests fail; None until cleared
     key: str = ""  # S3 only: a fragment of the object key
-    hits: int = 0
 
     def matches(self, service: str, operation: str, resource: str, key: str) -> bool:
         return (self.service == service and self.operation == operation and self.resource in resource
-                and self.key in key and (self.times is None or self.hits < self.times))
+                and self.key in key)
 
 
 class FaultInjector:
@@ -40,9 +38,9 @@ class FaultInjector:
         self._faults: list[Fault] = []
         self._lock = threading.Lock()
 
-    def inject(self, service: str, operation: str, code: str, resource: str = "", *, times: int | None = None,
-               key: str = "") -> Fault:
-        fault = Fault(service, operation, resource, code, times, key)
+    def inject(self, service: str, operation: str, code: str, resource: str = "", *, key: str = "") -> Fault:
+        """Every matching request fails until clear()."""
+        fault = Fault(service, operation, resource, code, key)
         with self._lock:
             self._faults.append(fault)
         return fault
@@ -59,8 +57,6 @@ class FaultInjector:
         service, operation, resource, key = _describe(environ, body)
         with self._lock:
             fault = next((f for f in self._faults if f.matches(service, operation, resource, key)), None)
-            if fault is not None:
-                fault.hits += 1
         if fault is None:
             return self._app(environ, start_response)
         status, content_type, payload = _error(service, fault.code)
@@ -74,14 +70,8 @@ def _describe(environ, body: bytes) -> tuple[str, str, str, str]:
     if target:
         prefix, _, operation = target.partition(".")
         service = "dynamodb" if prefix.startswith("DynamoDB") else "sqs" if prefix == "AmazonSQS" else prefix
-        try:
-            document = json.loads(body or b"{}")
-        except ValueError:
-            document = {}
-        names = [document.get("TableName") or document.get("QueueUrl") or ""]
-        names += list(document.get("RequestItems") or {})
-        names += [json.dumps(item) for item in document.get("TransactItems") or []]
-        return service, operation, " ".join(names), ""
+        # The whole request names the table or queue, and the item keys a test may aim at.
+        return service, operation, body.decode("utf-8", "replace"), ""
     path = unquote(environ.get("PATH_INFO", ""))
     bucket, _, key = path.lstrip("/").partition("/")
     host = environ.get("HTTP_HOST", "")
