@@ -2,12 +2,13 @@
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from starfeed.parse.feed import parse_feed
-from starfeed.parse.normalize import normalize_entries
+from starfeed.parse.normalize import normalize_entries, struct_to_rfc3339
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "normalize"
 NOW = 1_795_262_400.0
@@ -32,7 +33,7 @@ def test_expected_entries(path):
             if value == "same#<content_hash>":
                 value = f"same#{entry.content_hash[:12]}"
             if value == "<sha256>":
-                assert len(got) == 64 and int(got, 16) >= 0
+                assert re.fullmatch("[0-9a-f]{64}", got), got
                 continue
             assert got == value, field
 
@@ -43,6 +44,9 @@ def test_fallback_uid_is_stable_and_depends_on_the_feed():
     assert entries[2].entry_uid == again[2].entry_uid
     tuple_ = "\x1f".join(["https://news.example.net/stories/3", "No id at all", "", "src"])
     assert entries[2].entry_uid == hashlib.sha256(tuple_.encode()).hexdigest()
+    parsed = parse_feed((DATA / "rss-duplicate-guids.xml").read_bytes(), url)
+    elsewhere = normalize_entries(parsed.entries, "another-source", url, NOW)
+    assert elsewhere[2].entry_uid != entries[2].entry_uid
 
 
 def test_dates_missing_or_in_the_future_order_by_first_seen():
@@ -56,3 +60,21 @@ def test_dates_missing_or_in_the_future_order_by_first_seen():
 def test_a_non_feed_is_a_clear_error():
     parsed = parse_feed(b"<html><body>Hello</body></html>", "https://example.org/")
     assert parsed.error.startswith("not a feed")
+
+
+@pytest.mark.parametrize("struct, expected", [
+    ((1970, 1, 1, 0, 0, 0, 0, 0, 0), "1970-01-01T00:00:00Z"),
+    ((2100, 12, 31, 23, 59, 59, 0, 0, 0), "2100-12-31T23:59:59Z"),
+    ((1969, 12, 31, 23, 59, 59, 0, 0, 0), None),
+    ((2101, 1, 1, 0, 0, 0, 0, 0, 0), None),
+    ((1, 1, 1, 0, 0, 0, 0, 0, 0), None),  # Hugo's zero date
+    ((9999, 12, 31, 23, 59, 59, 0, 0, 0), None),
+    ((2026, 13, 1, 0, 0, 0, 0, 0, 0), None),
+    ((2026, 1, 1, 10**30, 0, 0, 0, 0, 0), None),
+    ((2026, 1, 1, -10**30, 0, 0, 0, 0, 0), None),
+    ((2026.0, 1, 1, 0, 0, 0, 0, 0, 0), None),
+    ((True, 1, 1, 0, 0, 0), None),
+    ("2026-01-01", None), (123, None), ({}, None), ((2026, 1), None), (None, None),
+])
+def test_dates_outside_1970_to_2100_or_not_dates_count_as_missing(struct, expected):
+    assert struct_to_rfc3339(struct) == expected

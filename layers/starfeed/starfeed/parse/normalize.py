@@ -1,71 +1,92 @@
-"""feedparser entries -> seed 003 §5.2 entries: stable ids, absolute links, UTC times, clean text."""
+"""feedparser entries -> seed 003 §5.2 entries: stable ids, absolute links, UTC times, clean text.
+
+Entries come from hostile documents, and JSON Feed items are anybody's JSON: every member is
+checked for its type before use, and one of the wrong type counts as missing. Nothing here
+raises; parse/fit.py then fits each entry to what storage and the renderers accept."""
 
 from __future__ import annotations
 
 import calendar
 import hashlib
-import html
 import re
 import time
-from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
+from collections.abc import Mapping
+from urllib.parse import urlsplit, urlunsplit
 
-import nh3
+from feedparser.datetimes import _parse_date
 
 from starfeed.model import Entry
+from starfeed.parse.fit import fit_entry, fit_uid
+from starfeed.parse.text import clean_html, clean_text, plain_text, text_of, xml_safe
+from starfeed.settings import Settings
+from starfeed.urlpolicy import WEB_AND_MAIL, WEB_SCHEMES, safe_link
 
-# Characters XML 1.0 forbids; feedgen refuses them, so they never reach storage.
-_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-_SPACES = re.compile(r"\s+")
-_TAGS = re.compile(r"<[^>]*>")
+_LENGTH = re.compile(r"[0-9]{1,15}")  # an enclosure's size in bytes: up to a petabyte
+
+# Seed 003 §7: a date outside these years is a mistake (Hugo's 0001-01-01, year 9999), and an
+# entry without a date is ordered by when it was first seen.
+FIRST_YEAR, LAST_YEAR = 1970, 2100
+_EARLIEST, _LATEST = 0, calendar.timegm((LAST_YEAR + 1, 1, 1, 0, 0, 0))
+DEFAULTS = Settings()
+
+# The text helpers moved to parse/text.py; the renderers and the GitHub parser import them here.
+__all__ = ["clean_html", "clean_text", "normalize_entries", "parse_date", "plain_text", "rfc3339",
+           "struct_to_rfc3339", "text_of", "web_link"]
 
 
 def rfc3339(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
-def clean_text(value: str | None) -> str | None:
-    """Markup removed, entities decoded, whitespace collapsed: safe as plain text anywhere."""
-    if not value:
+def web_link(url, base: str | None = None, schemes: frozenset[str] = WEB_SCHEMES) -> str | None:
+    """The URL policy (urlpolicy.safe_link: http and https, absolute, with a host), made
+    canonical: scheme and host in lower case (seed 003 §4.3), no fragment, the rest as
+    published. None for anything else, a javascript: or data: URL included."""
+    link = safe_link(url, base, schemes) if isinstance(url, str) else None
+    if link is None:
         return None
-    text = _xml_safe(value)
-    if "<" in text or "&" in text:  # plain text (most titles, names, tags) needs no parser
-        text = html.unescape(nh3.clean(text, tags=set()))
-    text = _SPACES.sub(" ", text).strip()
-    return text or None
+    scheme, netloc, path, query, _ = urlsplit(link)
+    return urlunsplit((scheme, netloc.lower(), path, query, ""))
 
 
-def plain_text(value: str | None) -> str | None:
-    """Text that is plain by definition (a GitHub description): kept as written, "<" included,
-    for the renderers to escape; only characters illegal in XML go, and runs of whitespace."""
-    if not value:
+def parse_date(value) -> time.struct_time | None:
+    """feedparser's date parser (RFC 822, W3CDTF and their many variants), never raising."""
+    if not isinstance(value, str) or not value.strip():
         return None
-    return _SPACES.sub(" ", _xml_safe(value)).strip() or None
-
-
-def clean_html(value: str | None) -> str | None:
-    """Sanitized HTML: no script, event handlers, iframes, javascript: or data: URLs."""
-    if not value:
+    try:
+        return _parse_date(value)
+    except Exception:  # noqa: BLE001 - a date nobody can read is a missing date
         return None
-    return nh3.clean(_xml_safe(value)) or None
 
 
-def text_of(sanitized_html: str | None) -> str | None:
-    """Plain text of HTML that nh3 has already made well-formed and safe."""
-    if not sanitized_html:
+def struct_to_rfc3339(struct) -> str | None:
+    """A time tuple as RFC 3339 UTC, or None when it is not one or lies outside 1970-2100."""
+    if not isinstance(struct, (tuple, list)) or len(struct) < 6:
         return None
-    text = _SPACES.sub(" ", html.unescape(_TAGS.sub(" ", sanitized_html))).strip()
-    return text or None
+    fields = tuple(struct[:6])
+    if not all(type(v) is int for v in fields) or not FIRST_YEAR <= fields[0] <= LAST_YEAR:
+        return None
+    try:
+        epoch = calendar.timegm(fields + (0, 0, 0))
+    except (OverflowError, ValueError):  # month 13, an hour of 10**30
+        return None
+    return rfc3339(epoch) if _EARLIEST <= epoch < _LATEST else None
 
 
-def normalize_entries(raw_entries: list, feed_id: str, feed_url: str, now: float) -> list[Entry]:
+def normalize_entries(raw_entries: list, feed_id: str, feed_url: str, now: float,
+                      limits: Settings = DEFAULTS) -> list[Entry]:
+    """Every entry normalized and fitted to storage (limits: the max_* settings); none dropped
+    but an exact repeat of an earlier one."""
     seen = rfc3339(now)
     entries: list[Entry] = []
     uids: set[str] = set()
-    for raw in raw_entries:
-        entry = normalize_entry(raw, feed_id, feed_url, seen)
+    for raw in raw_entries if isinstance(raw_entries, (list, tuple)) else ():
+        if not isinstance(raw, Mapping):
+            continue
+        entry = fit_entry(normalize_entry(raw, feed_id, feed_url, seen), limits)
         if entry.entry_uid in uids:
             # A GUID repeated inside one feed must not merge two different entries.
-            entry.entry_uid = f"{entry.entry_uid}#{entry.content_hash[:12]}"
+            entry.entry_uid = fit_uid(f"{entry.entry_uid}#{entry.content_hash[:12]}", limits.max_uid_bytes)
             if entry.entry_uid in uids:
                 continue
         uids.add(entry.entry_uid)
@@ -73,20 +94,20 @@ def normalize_entries(raw_entries: list, feed_id: str, feed_url: str, now: float
     return entries
 
 
-def normalize_entry(raw, feed_id: str, feed_url: str, seen: str) -> Entry:
-    link = _absolute(raw.get("link"), feed_url)
+def normalize_entry(raw: Mapping, feed_id: str, feed_url: str, seen: str) -> Entry:
+    """One feedparser-shaped entry, unfitted: its id, link and text may be of any length."""
+    link = web_link(raw.get("link"), feed_url)
     title = clean_text(raw.get("title"))
     published = struct_to_rfc3339(raw.get("published_parsed")) or struct_to_rfc3339(raw.get("updated_parsed"))
-    contents = raw.get("content") or []
-    raw_summary = raw.get("summary")
-    body = contents[0].get("value") if contents else raw_summary
+    contents = [c.get("value") for c in _dicts(raw.get("content")) if isinstance(c.get("value"), str)]
+    raw_summary = _str(raw.get("summary"))
+    body = contents[0] if contents else raw_summary
     content = clean_html(body)
     # Most RSS items' description is their content: take its text from the sanitized HTML
     # rather than sanitizing the same markup twice.
     summary = text_of(content) if body is raw_summary else clean_text(raw_summary)
-    native_id = (raw.get("id") or "").strip()
-    uid = _xml_safe(native_id) if native_id else _sha256("\x1f".join(
-        [link or "", title or "", published or "", feed_id]))
+    native_id = xml_safe(_str(raw.get("id")) or "").strip()
+    uid = native_id or _sha256("\x1f".join([link or "", title or "", published or "", feed_id]))
     return Entry(
         entry_uid=uid,
         feed_id=feed_id,
@@ -95,7 +116,8 @@ def normalize_entry(raw, feed_id: str, feed_url: str, seen: str) -> Entry:
         summary=summary,
         content=content,
         authors=_authors(raw),
-        categories=[term for term in (clean_text(t.get("term")) for t in raw.get("tags") or []) if term],
+        categories=list(dict.fromkeys(term for term in (clean_text(t.get("term")) for t in _dicts(raw.get("tags")))
+                                      if term)),
         enclosures=_enclosures(raw, feed_url),
         published=published,
         updated=struct_to_rfc3339(raw.get("updated_parsed")),
@@ -105,11 +127,11 @@ def normalize_entry(raw, feed_id: str, feed_url: str, seen: str) -> Entry:
     )
 
 
-def _authors(raw) -> list[dict]:
+def _authors(raw: Mapping) -> list[dict]:
     authors = []
-    for detail in raw.get("authors") or []:
+    for detail in _dicts(raw.get("authors")):
         author = {"name": clean_text(detail.get("name")), "email": clean_text(detail.get("email")),
-                  "uri": _absolute(detail.get("href"), None)}
+                  "uri": web_link(detail.get("href"), None, WEB_AND_MAIL)}
         if any(author.values()):
             authors.append(author)
     if not authors and clean_text(raw.get("author")):
@@ -117,47 +139,30 @@ def _authors(raw) -> list[dict]:
     return authors
 
 
-def _enclosures(raw, feed_url: str) -> list[dict]:
+def _enclosures(raw: Mapping, feed_url: str) -> list[dict]:
     out = []
-    for link in raw.get("enclosures") or []:
-        url = _absolute(link.get("href"), feed_url)
-        if not url:
-            continue
-        length = str(link.get("length") or "").strip()
-        out.append({"url": url, "type": clean_text(link.get("type")),
-                    "length": int(length) if length.isdigit() else None})
+    for link in _dicts(raw.get("enclosures")):
+        url = web_link(link.get("href"), feed_url)
+        if url:
+            out.append({"url": url, "type": clean_text(link.get("type")), "length": _length(link.get("length"))})
     return out
 
 
-def _absolute(url: str | None, base: str | None) -> str | None:
-    if not url:
-        return None
-    url = _xml_safe(url.strip())
-    absolute = urldefrag(urljoin(base, url) if base else url).url
-    try:
-        parts = urlsplit(absolute)
-    except ValueError:
-        return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        return None
-    # Canonical: scheme and host in lower case (seed 003 §4.3), the rest as published.
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, ""))
+def _length(value) -> int | None:
+    if type(value) is int:
+        return value if 0 <= value < 10**15 else None
+    text = value.strip() if isinstance(value, str) else ""
+    return int(text) if _LENGTH.fullmatch(text) else None
 
 
-def struct_to_rfc3339(struct) -> str | None:
-    if not struct:
-        return None
-    try:
-        return rfc3339(calendar.timegm(struct))
-    except (OverflowError, ValueError, TypeError):
-        return None
+def _str(value) -> str | None:
+    return value if isinstance(value, str) else None
 
 
+def _dicts(value) -> list[Mapping]:
+    """The mappings of a list member; nothing when the member is not a list."""
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, (list, tuple)) else []
 
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _xml_safe(text: str) -> str:
-    return _XML_ILLEGAL.sub("", text)
