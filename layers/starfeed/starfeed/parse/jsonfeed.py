@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 from html import escape
-from urllib.parse import urljoin
 
-from feedparser.datetimes import _parse_date
+from starfeed.parse.normalize import parse_date
+from starfeed.urlpolicy import WEB_AND_MAIL, safe_link
 
 VERSION_PREFIX = "https://jsonfeed.org/version/1"
 
@@ -25,58 +25,70 @@ def looks_like_json(body: bytes, content_type: str | None) -> bool:
 
 
 def parse_json_feed(body: bytes, url: str, max_depth: int) -> tuple[dict, list[dict]]:
-    """(channel, entries), or NotJsonFeed with the reason."""
+    """(channel, entries), or NotJsonFeed with the reason. A member of the wrong type ("tags": 5,
+    "attachments": true, "url": 7) counts as missing; the rest of its item is kept."""
     try:
-        document = json.loads(body)
+        # A number of hundreds of digits is no size or id: it reads as missing, not as an error.
+        document = json.loads(body, parse_int=_int)
     except RecursionError:
         raise NotJsonFeed(f"JSON nested deeper than {max_depth} levels") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise NotJsonFeed(f"not JSON: {exc}") from None
     if _depth(document, max_depth) > max_depth:
         raise NotJsonFeed(f"JSON nested deeper than {max_depth} levels")
-    if not isinstance(document, dict) or not str(document.get("version", "")).startswith(VERSION_PREFIX):
+    version = document.get("version") if isinstance(document, dict) else None
+    if not isinstance(version, str) or not version.startswith(VERSION_PREFIX):
         raise NotJsonFeed("JSON without a JSON Feed version (https://jsonfeed.org/version/1.x)")
     items = document.get("items")
     if not isinstance(items, list):
         raise NotJsonFeed("JSON Feed without an items list")
-    base = _text(document.get("feed_url")) or url
-    channel = {"title": _text(document.get("title")), "link": _text(document.get("home_page_url")),
-               "version": "json1" + ("1" if document["version"].endswith("1.1") else "0")}
+    base = safe_link(_str(document.get("feed_url")), url) or url
+    channel = {"title": _str(document.get("title")), "link": _str(document.get("home_page_url")),
+               "version": "json1" + ("1" if version.endswith("1.1") else "0")}
     return channel, [_entry(item, base) for item in items if isinstance(item, dict)]
 
 
 def _entry(item: dict, base: str) -> dict:
-    html, text = _text(item.get("content_html")), _text(item.get("content_text"))
-    link = _text(item.get("url")) or _text(item.get("external_url"))
-    authors = item.get("authors") if isinstance(item.get("authors"), list) else (
-        [item["author"]] if isinstance(item.get("author"), dict) else [])  # 1.0's single author
+    html, text = _str(item.get("content_html")), _str(item.get("content_text"))
+    authors = item.get("authors") if isinstance(item.get("authors"), list) else [item.get("author")]  # 1.0: one
     return {
-        "id": _text(item.get("id")),
-        "link": urljoin(base, link) if link else None,
-        "title": _text(item.get("title")),
-        "summary": _text(item.get("summary")) or text,
-        "content": [{"value": html or (escape(text) if text else None)}] if html or text else [],
-        "published_parsed": _date(item.get("date_published")),
-        "updated_parsed": _date(item.get("date_modified")),
-        "authors": [{"name": _text(a.get("name")), "href": _text(a.get("url"))}
+        "id": _id(item.get("id")),
+        "link": safe_link(_str(item.get("url")), base) or safe_link(_str(item.get("external_url")), base),
+        "title": _str(item.get("title")),
+        "summary": _str(item.get("summary")) or text,
+        "content": [{"value": html or escape(text)}] if html or text else [],
+        "published_parsed": parse_date(item.get("date_published")),
+        "updated_parsed": parse_date(item.get("date_modified")),
+        "authors": [{"name": _str(a.get("name")), "href": safe_link(_str(a.get("url")), base, WEB_AND_MAIL)}
                     for a in authors if isinstance(a, dict)],
-        "tags": [{"term": t} for t in item.get("tags") or [] if isinstance(t, str)],
-        "enclosures": [{"href": urljoin(base, _text(a.get("url")) or ""), "type": _text(a.get("mime_type")),
-                        "length": a.get("size_in_bytes")}
-                       for a in item.get("attachments") or [] if isinstance(a, dict) and a.get("url")],
+        "tags": [{"term": t} for t in _list(item.get("tags")) if isinstance(t, str)],
+        "enclosures": [{"href": href, "type": _str(a.get("mime_type")), "length": _size(a.get("size_in_bytes"))}
+                       for a in _list(item.get("attachments")) if isinstance(a, dict)
+                       and (href := safe_link(_str(a.get("url")), base))],
     }
 
 
-def _text(value) -> str | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return str(value)  # JSON Feed 1.0 allowed numeric ids
-    return value if isinstance(value, str) else None
+def _str(value) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
-def _date(value):
-    return _parse_date(value) if isinstance(value, str) and value else None
+def _id(value) -> str | None:
+    """A string; JSON Feed 1.0 allowed numbers."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return _str(value)
+
+
+def _size(value) -> int | None:
+    return value if type(value) is int and value >= 0 else None
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _int(digits: str) -> int | None:
+    return int(digits) if len(digits) <= 20 else None
 
 
 def _depth(value, limit: int) -> int:
