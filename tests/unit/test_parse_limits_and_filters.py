@@ -132,3 +132,17 @@ def test_without_an_article_the_largest_text_block_wins():
             + b"</p><p>more</p></div></body></html>")
     article = extract_article(page, "https://x.example/")
     assert article.text.startswith("long text") and article.author is None
+
+
+def test_autodiscovery_keeps_only_links_under_the_url_policy():
+    page = (b'<html><head><base href="http://[broken"><link rel="alternate" type="application/rss+xml" '
+            b'href="http://[::1"><link rel="alternate" type="application/rss+xml" href="javascript:alert(1)">'
+            b'<link rel="alternate" type="application/atom+xml" href="/atom.xml#top"></head></html>')
+    assert [f.url for f in discover_feeds(page, "https://blog.example/post")] == ["https://blog.example/atom.xml"]
+
+
+def test_an_article_of_text_alone_is_the_article_and_broken_links_do_not_fail_the_page():
+    page = (b"<html><body><div><p>" + b"navigation text " * 20 + b"<a href='http://[x'>bad</a></p></div>"
+            b"<article>Only text here, no child element.</article></body></html>")
+    article = extract_article(page, "https://x.example/")
+    assert article.text == "Only text here, no child element."

@@ -23,6 +23,8 @@ _SKIP_DAYS = re.compile(rb"<skipDays>(.{0,2000}?)</skipDays>", re.DOTALL | re.IG
 _HOUR = re.compile(rb"<hour>\s*(\d{1,2})\s*</hour>", re.IGNORECASE)
 _DAY = re.compile(rb"<day>\s*([A-Za-z]{3})[A-Za-z]*\s*</day>", re.IGNORECASE)
 
+YEAR_MINUTES = 525_600  # the longest ttl taken; a longer one (or 10**4000) means "rarely"
+
 
 @dataclass
 class ParsedFeed:
@@ -78,7 +80,7 @@ def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
         if problem is not None and not isinstance(problem, _BENIGN) else []
     hours, days = _skip_windows(body)
     return ParsedFeed(format=parsed.get("version") or "unknown", title=channel.get("title"),
-                      link=channel.get("link"), ttl_minutes=_int(channel.get("ttl")),
+                      link=channel.get("link"), ttl_minutes=_ttl(channel.get("ttl")),
                       skip_hours=hours, skip_days=days, entries=list(parsed.entries),
                       warnings=warnings)
 
@@ -118,8 +120,9 @@ def _xml_depth_exceeds(body: bytes, limit: int) -> bool:
     return False
 
 
-def _int(value) -> int | None:
-    try:
-        return int(str(value).strip())
-    except (TypeError, ValueError):
+def _ttl(value) -> int | None:
+    """RSS ttl in minutes, at most a year; None when it is no positive number."""
+    digits = value.strip().lstrip("0") if isinstance(value, str) else ""
+    if not (digits.isascii() and digits.isdigit()):
         return None
+    return min(int(digits), YEAR_MINUTES) if len(digits) <= 6 else YEAR_MINUTES

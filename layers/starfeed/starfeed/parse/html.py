@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urldefrag
 
 import lxml.html
 from lxml import etree
+
+from starfeed.urlpolicy import safe_link
 
 FEED_TYPES = {"application/rss+xml": "rss", "application/atom+xml": "atom",
               "application/feed+json": "json", "application/json": "json"}
@@ -54,14 +56,14 @@ def discover_feeds(body: bytes, page_url: str) -> list[FeedLink]:
     document = _document(body)
     if document is None:
         return []
-    base = urljoin(page_url, (document.xpath("//base/@href") or [page_url])[0])
+    base = safe_link(str((document.xpath("//base/@href") or [page_url])[0]), page_url) or page_url
     found: list[FeedLink] = []
     for link in document.xpath("//link[@href]"):
         rel = (link.get("rel") or "").lower().split()
         kind = FEED_TYPES.get((link.get("type") or "").split(";")[0].strip().lower())
-        url = urldefrag(urljoin(base, link.get("href").strip())).url
-        if "alternate" in rel and kind and url.startswith(("http://", "https://")) \
-                and url not in [f.url for f in found]:
+        url = safe_link(link.get("href"), base)  # the URL policy: http(s), absolute, with a host
+        url = urldefrag(url).url if url else None
+        if "alternate" in rel and kind and url and url not in [f.url for f in found]:
             found.append(FeedLink(url, kind, (link.get("title") or "").strip() or None))
     return found
 
@@ -71,14 +73,17 @@ def extract_article(body: bytes, page_url: str) -> Article | None:
     document = _document(body)
     if document is None:
         return None
-    document.make_links_absolute(page_url, resolve_base_href=True)
+    # A link no URL parser reads (http://[x) is left out rather than failing the page.
+    document.make_links_absolute(page_url, resolve_base_href=True, handle_failures="discard")
     title = _meta(document, "property", "og:title") or (document.findtext(".//title") or "").strip() or None
     author = _meta(document, "name", "author") or _meta(document, "property", "article:author")
     published = _meta(document, "property", "article:published_time")
     for element in list(document.iter(*_NOT_CONTENT)):
         if element.getparent() is not None:
             element.drop_tree()
-    main = next(iter(document.iter("article")), None) or _largest_block(document)
+    main = next(iter(document.iter("article")), None)  # an element without children is falsy
+    if main is None:
+        main = _largest_block(document)
     if main is None:
         return None
     # Text nodes joined with spaces: text_content() would run "<h1>Post</h1><p>The" together.

@@ -8,17 +8,17 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from feedparser.datetimes import _parse_date
-
 from starfeed.model import Entry, Source
 from starfeed.parse.feed import parse_feed
 from starfeed.parse.filters import filter_entries
+from starfeed.parse.fit import TITLE_CHARS, fit_entry
 from starfeed.parse.html import discover_feeds, extract_article, looks_like_html
-from starfeed.parse.normalize import (clean_html, clean_text, normalize_entries, rfc3339,
-                                      struct_to_rfc3339)
+from starfeed.parse.normalize import normalize_entries, parse_date, rfc3339, struct_to_rfc3339, web_link
+from starfeed.parse.text import clean_html, clean_text, clip, plain_text, utf8_size
 from starfeed.settings import Settings
 
-SUMMARY_CHARS = 500
+SUMMARY_CHARS = 500  # a website article's excerpt
+MESSAGE_CHARS = 500
 
 
 @dataclass
@@ -39,8 +39,20 @@ class Ingested:
 
 def ingest(body: bytes, url: str, content_type: str | None, source: Source, now: float,
            settings: Settings) -> Ingested:
-    if source.kind == "website":
-        return _website(body, url, source, now, settings)
+    """Never raises: whatever the bytes, an ingested feed or an error naming the stage."""
+    try:
+        ingested = _website(body, url, source, now, settings) if source.kind == "website" else \
+            _feed(body, url, content_type, source, now, settings)
+    except Exception as exc:  # noqa: BLE001 - a hostile document is the source's failure, not ours
+        ingested = Ingested(error=f"parse: {type(exc).__name__}: {exc}")
+    # Errors and warnings quote the document: they reach pages and logs, so XML-safe and short.
+    ingested.error = clip(plain_text(ingested.error), MESSAGE_CHARS) if ingested.error else None
+    ingested.warnings = [clip(plain_text(w) or "", MESSAGE_CHARS) for w in ingested.warnings]
+    return ingested
+
+
+def _feed(body: bytes, url: str, content_type: str | None, source: Source, now: float,
+          settings: Settings) -> Ingested:
     parsed = parse_feed(body, url, content_type, max_items=settings.max_items,
                         max_depth=settings.max_depth)
     if parsed.error:
@@ -50,13 +62,24 @@ def ingest(body: bytes, url: str, content_type: str | None, source: Source, now:
                     "; subscribe to it as a website (--website) to follow its article")
             return Ingested(error=f"an HTML page, not a feed{hint}")
         return Ingested(error=parsed.error, warnings=parsed.warnings)
-    entries = normalize_entries(parsed.entries, source.source_id, url, now)
+    entries = normalize_entries(parsed.entries, source.source_id, url, now, settings)
     filtered = filter_entries(entries, source, now, settings.max_article_age_days)
-    return Ingested(format=parsed.format, title=clean_text(parsed.title), link=parsed.link,
+    warnings = list(parsed.warnings)
+    return Ingested(format=parsed.format, title=clip(clean_text(parsed.title), TITLE_CHARS),
+                    link=_channel_link(parsed.link, url, settings, warnings),
                     ttl_minutes=parsed.ttl_minutes, skip_hours=parsed.skip_hours,
                     skip_days=parsed.skip_days, publications=_publications(entries, now),
                     parsed_count=len(entries),
-                    entries=filtered.kept, dropped=filtered.dropped, warnings=parsed.warnings)
+                    entries=filtered.kept, dropped=filtered.dropped, warnings=warnings)
+
+
+def _channel_link(link, url: str, settings: Settings, warnings: list[str]) -> str | None:
+    """The feed's own link (the source's site_url), under the same URL policy as items'."""
+    safe = web_link(link, url)
+    if utf8_size(safe) > settings.max_link_bytes:
+        warnings.append(f"channel link of {utf8_size(safe):,} bytes dropped: longer than {settings.max_link_bytes:,}")
+        return None
+    return safe
 
 
 def _publications(entries: list[Entry], now: float) -> tuple[float, ...]:
@@ -72,14 +95,13 @@ def _website(body: bytes, url: str, source: Source, now: float, settings: Settin
     if article is None:
         return Ingested(error="no article text found on the page")
     seen = rfc3339(now)
-    published = struct_to_rfc3339(_parse_date(article.published)) if article.published else None
+    author = clean_text(article.author)
     entry = Entry(entry_uid=f"sha256:{article.text_hash}", feed_id=source.source_id,
-                  canonical_link=url, title=clean_text(article.title),
-                  summary=clean_text(article.text[:SUMMARY_CHARS]), content=clean_html(article.html),
-                  authors=[{"name": clean_text(article.author), "email": None, "uri": None}]
-                  if clean_text(article.author) else [],
-                  published=published, first_seen=seen, last_seen=seen,
-                  content_hash=article.text_hash)
-    filtered = filter_entries([entry], source, now, settings.max_article_age_days)
-    return Ingested(format="html", title=clean_text(article.title), link=url, parsed_count=1,
-                    entries=filtered.kept, dropped=filtered.dropped)
+                  canonical_link=web_link(url), title=clean_text(article.title),
+                  summary=clip(clean_text(article.text), SUMMARY_CHARS), content=clean_html(article.html),
+                  authors=[{"name": author, "email": None, "uri": None}] if author else [],
+                  published=struct_to_rfc3339(parse_date(article.published)), first_seen=seen,
+                  last_seen=seen, content_hash=article.text_hash)
+    filtered = filter_entries([fit_entry(entry, settings)], source, now, settings.max_article_age_days)
+    return Ingested(format="html", title=clip(clean_text(article.title), TITLE_CHARS), link=web_link(url),
+                    parsed_count=1, entries=filtered.kept, dropped=filtered.dropped)
