@@ -1,6 +1,7 @@
 """Every file of ../shared/corpora (feedparser's own corpus, real feeds, hostile inputs) goes
 through the ingest code path that the fetcher and `starfeed inspect` share, then through every
-renderer: nothing crashes, and nothing produced holds live markup."""
+renderer: nothing crashes, every outcome is a feed or a recorded error, every entry fits storage
+(parse.fit.misfits), and nothing produced holds live markup."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ from lxml import etree
 from conftest import shared_corpus
 
 from starfeed.model import Source
+from starfeed.parse.fit import misfits
 from starfeed.parse.ingest import ingest
+from starfeed.parse.text import xml_safe
 from starfeed.render.feeds import FORMATS, FeedMeta, render
 from starfeed.render.html import IndexPage, render_index
 from starfeed.settings import Settings
+from starfeed.urlpolicy import safe_link
 
 NOW = time.time()
 # Keep every entry, however old, so that all of them reach the checks.
@@ -52,13 +56,23 @@ def assert_inert(html: str | None, where: str) -> None:
                 assert not scheme.startswith(("javascript:", "data:", "vbscript:")), (where, value)
 
 
+def assert_fits(ingested, where: str) -> None:
+    """Issue 14: whatever the input, a recorded outcome, and entries that fit storage and render."""
+    assert ingested.error or ingested.format, where
+    assert ingested.error is None or xml_safe(ingested.error) == ingested.error, where
+    assert ingested.title is None or xml_safe(ingested.title) == ingested.title, where
+    assert ingested.link is None or safe_link(ingested.link) == ingested.link, where
+    for entry in ingested.entries:
+        assert misfits(entry, SETTINGS) == [], (where, entry.entry_uid[:80])
+
+
 def check(path: Path) -> int:
     source = Source(source_id="corpus", url="https://example.org/feed", created_at=0)
     content_type = "application/feed+json" if path.suffix == ".json" else None
     ingested = ingest(path.read_bytes(), "https://example.org/feed", content_type, source, NOW, SETTINGS)
+    assert_fits(ingested, path.name)
     for entry in ingested.entries:
         assert_inert(entry.content, f"{path.name}: content")
-        assert entry.canonical_link is None or entry.canonical_link.startswith(("http://", "https://"))
     for fmt in FORMATS:
         document = render(fmt, META, ingested.entries, NOW)
         if fmt == "json":
@@ -103,3 +117,15 @@ def test_json_feeds_of_the_real_feed_corpus_are_read():
             assert "not a feed" in ingested.error, (path.name, ingested.error)
         else:
             assert ingested.format.startswith("json1"), path.name
+
+
+def test_inputs_that_make_feedparser_raise_are_recorded_errors():
+    """NOTES.md: four files of hostile/generated make feedparser.parse() raise; ingest records
+    each as an error (or reads it), the same way for the fetcher and `starfeed inspect`."""
+    source = Source(source_id="h", url="https://example.org/feed", created_at=0)
+    for path in corpus_files("hostile/generated"):
+        body = path.read_bytes()
+        for content_type in (None, "application/rss+xml", "application/feed+json", "text/html"):
+            for cut in (len(body), len(body) // 2, 7):  # whole, truncated, a stub
+                ingested = ingest(body[:cut], "https://example.org/feed", content_type, source, NOW, SETTINGS)
+                assert_fits(ingested, f"{path.name} {content_type} {cut}")
