@@ -1,19 +1,29 @@
-"""Conditional GET with timeouts, a total deadline, a body limit and a clear reason per status."""
+"""Conditional GET with timeouts, a total deadline, a body limit and a clear reason per status.
+
+Every request goes through GuardedAdapter: urllib3 opens its sockets with guard.connect, which
+resolves the host once, checks every address and connects to a checked one; the Host header and
+TLS (SNI, certificate) keep the name."""
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from urllib.parse import urljoin
+from functools import partial
 
 import requests
+from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 from starfeed import USER_AGENT
-from starfeed.fetch.guard import Refused, allowed_networks, check_address, check_url
+from starfeed.fetch import guard
+from starfeed.fetch.guard import Networks, Refused, allowed_networks, canonical
 from starfeed.model import host_of
 from starfeed.settings import Settings
 
@@ -81,14 +91,84 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
     return max(0.0, when.timestamp() - now)
 
 
+class _Guarded:
+    """A urllib3 connection whose socket comes from guard.connect (resolved once, every address
+    checked, a checked one connected to). A Refused passes through urllib3 and requests as is."""
+
+    def __init__(self, *args, allowed: Networks, **kwargs) -> None:
+        self.allowed = allowed
+        super().__init__(*args, **kwargs)
+
+    def _new_conn(self) -> socket.socket:
+        timeout = self.timeout if isinstance(self.timeout, (int, float)) else socket.getdefaulttimeout()
+        try:
+            return guard.connect(self._dns_host, self.port, self.allowed, timeout,
+                                 self.source_address, self.socket_options)
+        except TimeoutError as exc:  # what urllib3's own _new_conn raises, for requests to read
+            raise ConnectTimeoutError(self, f"Connection to {self.host} timed out. "
+                                            f"(connect timeout={self.timeout})") from exc
+        except OSError as exc:
+            raise NewConnectionError(self, f"Failed to establish a new connection: {exc}") from exc
+
+
+class _GuardedHTTPConnection(_Guarded, HTTPConnection):
+    pass
+
+
+class _GuardedHTTPSConnection(_Guarded, HTTPSConnection):
+    pass
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _GuardedHTTPConnection
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _GuardedHTTPSConnection
+
+
+class GuardedAdapter(HTTPAdapter):
+    """http and https through guarded connections; `allowed` reaches them as a pool keyword
+    (urllib3 hands unknown pool keywords to the connection)."""
+
+    def __init__(self, allowed: Networks) -> None:
+        self.allowed = allowed
+        super().__init__()
+
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": partial(_HTTPPool, allowed=self.allowed),
+                                                   "https": partial(_HTTPSPool, allowed=self.allowed)}
+
+    def proxy_manager_for(self, proxy, **proxy_kwargs):
+        raise Refused("refused: starfeed does not fetch through a proxy")  # it would connect elsewhere
+
+
+def guarded(session: requests.Session | None, allowed: Networks) -> requests.Session:
+    """session (or a new one) with GuardedAdapter as its only adapter, reused while `allowed`
+    stays the same so connections are kept alive across calls."""
+    session = session or requests.Session()
+    session.trust_env = False  # no environment proxy or .netrc changes where we connect or what we send
+    current = session.adapters.get("https://")
+    if not (isinstance(current, GuardedAdapter) and current.allowed == allowed):
+        for adapter in session.adapters.values():
+            adapter.close()
+        session.adapters.clear()  # no other mount may bypass the guard
+        adapter = GuardedAdapter(allowed)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+    return session
+
+
 def fetch(url: str, settings: Settings, *, etag: str | None = None,
           last_modified: str | None = None, headers: dict[str, str] | None = None,
           session: requests.Session | None = None, sleep=time.sleep) -> FetchResult:
     """One fetch: up to RETRIES more tries with exponential backoff on 5xx (without
     Retry-After) and network faults, all within the total deadline. headers are added to (or
-    replace) the defaults; an Authorization header is sent to the URL's own host only."""
+    replace) the defaults. An Authorization header, or user:pass@ in the URL (sent as Basic auth),
+    goes to the URL's own origin (scheme, host, port) only: a redirect elsewhere drops it."""
     started = time.monotonic()
-    session = session or requests.Session()
+    session = guarded(session, allowed_networks(settings.allow_private_networks))
     for attempt in range(RETRIES + 1):
         result = _fetch_once(url, settings, etag, last_modified, headers or {}, session, started)
         if not result.transient or attempt == RETRIES:
@@ -108,26 +188,31 @@ def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: s
         headers["If-None-Match"] = etag
     if last_modified:
         headers["If-Modified-Since"] = last_modified
-    allowed = allowed_networks(settings.allow_private_networks)
-    # What is kept with the raw response: never a credential.
-    result = FetchResult(url=url, status=None, request_headers={
-        k: "(redacted)" if k.lower() == "authorization" else v for k, v in headers.items()})
+    credential = None  # an Authorization value, sent only to `owner`, the origin it came with
+    for name in [k for k in headers if k.lower() == "authorization"]:
+        credential = headers.pop(name)
+    result = FetchResult(url=url, status=None, request_headers=dict(headers))
     permanent = True
     try:
+        target = canonical(url)  # what is requested, and what credentials are matched against
+        owner, credential = target.origin, credential or _basic(target.userinfo)
+        if credential:  # what is kept with the raw response: never the credential itself
+            result.request_headers["Authorization"] = "(redacted)"
         for hop in range(MAX_REDIRECTS + 1):
-            check_url(result.url, allowed)  # every hop, after DNS resolution
-            if host_of(result.url) != host_of(url):
-                headers.pop("Authorization", None)  # a redirect off the host gets no credential
-            response = session.get(result.url, headers=headers, stream=True, allow_redirects=False,
+            sent = {**headers, "Authorization": credential} if credential else headers
+            # The address is checked where urllib3 connects (GuardedAdapter), on every hop.
+            response = session.get(target.url, headers=sent, stream=True, allow_redirects=False,
                                    timeout=(settings.connect_timeout, settings.read_timeout))
             with response:
-                peer = _peer_of(response)
-                if peer is not None:
-                    check_address(peer, allowed)  # the address actually connected to
-                location = response.headers.get("Location")
-                if response.status_code in REDIRECTS and location:
+                location = session.get_redirect_target(response)  # decoded as requests decodes it
+                if location:
                     permanent = permanent and response.status_code in PERMANENT
-                    result.url = urljoin(result.url, location)
+                    target = canonical(location, base=target.url)
+                    result.url = target.url
+                    if target.userinfo:  # user:pass@ in a Location is that origin's credential
+                        owner, credential = target.origin, _basic(target.userinfo)
+                    elif target.origin != owner:
+                        credential = None  # a chain that left the origin never gets it back
                     if hop == MAX_REDIRECTS:
                         raise requests.exceptions.TooManyRedirects
                     continue
@@ -159,6 +244,12 @@ def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: s
             result.retry_after = parse_retry_after(result.headers.get("Retry-After"), time.time())
         result.transient = result.status >= 500 and result.retry_after is None
     return result
+
+
+def _basic(userinfo: tuple[str, str] | None) -> str | None:
+    if userinfo is None:
+        return None
+    return "Basic " + base64.b64encode(":".join(userinfo).encode()).decode("ascii")
 
 
 class _BodyTooLarge(Exception):
@@ -204,14 +295,6 @@ def _read_limited(response: requests.Response, settings: Settings, started: floa
     if expired.is_set():
         raise _DeadlineExceeded
     return b"".join(chunks)
-
-
-def _peer_of(response: requests.Response) -> str | None:
-    sock = _socket_of(response)
-    try:
-        return sock.getpeername()[0] if sock is not None else None
-    except OSError:
-        return None
 
 
 def _socket_of(response: requests.Response) -> socket.socket | None:
