@@ -1,5 +1,7 @@
-"""GitHub's REST API as seed 000 uses it: token auth, Link pagination followed exactly as given,
-conditional requests, and the rate-limit headers read on every response.
+"""GitHub's REST API as seed 000 uses it: token auth, Link pagination followed as given,
+conditional requests, and the rate-limit headers read on every response. The token goes to the
+configured API origin (github_api_url's scheme, host and port) and nowhere else: a Link rel="next"
+to another origin ends the read, failed, instead of being followed.
 
 The reading of a response (classify) is pure; GitHub.get does the HTTP through fetch.http, so
 GitHub calls get the same timeouts, retries, size limit and address checks as any fetch."""
@@ -10,10 +12,11 @@ import json
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urljoin
 
 import requests
 
+from starfeed.fetch.guard import Origin, Refused, origin_of, show_origin
 from starfeed.fetch.http import FetchResult, fetch, parse_retry_after
 from starfeed.parse.github import Account, BadBody, Star, accounts_of, star_uid, stars_of
 from starfeed.settings import Settings
@@ -100,6 +103,7 @@ class GitHub:
                  clock: Callable[[], float] = time.time):
         self.settings, self._token, self.clock = settings, token, clock
         self.session = session or requests.Session()
+        self.origin: Origin | None = _origin(settings.github_api_url)  # the only place the token goes
         self.requests = 0
         self.pause_until: float | None = None  # set when a response exhausted the primary limit
         self.rate: dict | None = None  # the latest X-RateLimit-* seen: {limit, remaining, reset, at}
@@ -109,6 +113,10 @@ class GitHub:
 
     def get(self, url: str, accept: str = GITHUB_JSON, etag: str | None = None,
             last_modified: str | None = None) -> Page:
+        if self.origin is None or _origin(url) != self.origin:  # a second line: callers check Links
+            where = show_origin(self.origin) if self.origin else "no valid STARFEED_GITHUB_API_URL"
+            return Page(FetchResult(url, None), Verdict(
+                "failed", f"GitHub: the token is not sent to {_shown(url)}; it stays with {where}"), None)
         token = self._token(False)
         if not token:
             return Page(FetchResult(url, None), Verdict("rejected", f"no GitHub token is set; {CONNECT} "
@@ -133,8 +141,25 @@ class GitHub:
         if exhausted is not None and verdict.kind in ("ok", "not-modified"):
             self.pause_until = exhausted  # this answer is good, but it was the last one allowed
         links = requests.utils.parse_header_links(result.headers.get("Link") or "")
-        next_url = next((link["url"] for link in links if link.get("rel") == "next"), None)
+        next_url = next((urljoin(url, link["url"]) for link in links if link.get("rel") == "next"), None)
+        if next_url and verdict.kind == "ok" and _origin(next_url) != self.origin:
+            verdict = Verdict("failed", f'GitHub: Link rel="next" points at another origin ({_shown(next_url)}); '
+                                        f"not followed, the token stays with {show_origin(self.origin)}")
+            next_url = None
         return Page(result, verdict, next_url)
+
+
+def _origin(url: str) -> Origin | None:
+    try:
+        return origin_of(url)
+    except Refused:
+        return None
+
+
+def _shown(url: str) -> str:
+    """Where a URL points, for a reason: its origin, or the URL itself when it has none."""
+    origin = _origin(url)
+    return show_origin(origin) if origin else url[:200]
 
 
 @dataclass
