@@ -19,6 +19,7 @@ from starfeed.render import SOURCES_SUMMARY, targets_for
 from starfeed.schedule.decide import Decision, decide
 from starfeed.settings import Settings
 from starfeed.store import Storage
+from starfeed.urlpolicy import redact
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
         log.info("fetcher: %s is gone or disabled; skipped", source_id)
         return None
     if lease is not None and source.locked_until != lease:
-        log.info("fetcher: %s: this message's lease is not the source's; skipped", source.url)
+        log.info("fetcher: %s: this message's lease is not the source's; skipped", source_id)
         return None
     lease, first_fetch = source.locked_until, source.status == "new"
     paused = storage.catalog.host_pauses({source.host}, now).get(source.host)
@@ -42,7 +43,8 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
         # The host asked to be left alone: come back when its pause ends, without fetching.
         storage.catalog.change_source(source.source_id, {"next_check_at": paused, "locked_until": None,
                                                          "reason": "host-paused"})
-        log.info("fetcher: %s: host %s is paused for %ds; not fetched", source.url, source.host, paused - now)
+        log.info("fetcher: %s: host %s is paused for %ds; not fetched", redact(source.url), source.host,
+                 paused - now)
         return None
     if source.kind.startswith("github-"):
         from starfeed.fetch.github_job import fetch_github
@@ -80,7 +82,7 @@ def _fetch_feed(storage: Storage, source: Source, lease: float | None, first_fet
             with stage("render request"):
                 storage.queues.send_render(targets_for(source))
     except StageFailed as failed:
-        log.warning("fetcher: %s: %s", source.url, failed)
+        log.warning("fetcher: %s: %s", redact(source.url), failed)
         outcome = FetchOutcome(result.status, error=str(failed))
 
     # Decisions follow the pace the scheduler derives from every source (schedule/pace.py).
@@ -91,10 +93,10 @@ def _fetch_feed(storage: Storage, source: Source, lease: float | None, first_fet
         storage.catalog.pause_host(source.host, now + wait, outcome.error or f"HTTP {result.status}")
     source.entry_count += len(new)
     if not storage.catalog.finish_fetch(source, lease):
-        log.warning("fetcher: lease on %s was lost; its outcome was not written", source.url)
+        log.warning("fetcher: lease on %s was lost; its outcome was not written", redact(source.url))
     elif _listing(source) != listed:
         request_summary(storage)
-    log.info("fetcher: %s -> %s, %d new, next %s (%s)%s", source.url,
+    log.info("fetcher: %s -> %s, %d new, next %s (%s)%s", redact(source.url),
              result.status or "no response", len(new),
              f"in {int(source.next_check_at - now)}s" if source.next_check_at else "never",
              source.reason, f": {outcome.error}" if outcome.error else "")
@@ -135,7 +137,7 @@ def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref:
         decision = decide(source, outcome, settings, now, rng)
     except (TypeError, ValueError, ArithmeticError) as exc:
         # Corrupt stored state must not wedge the source: start again from the default interval.
-        log.warning("fetcher: %s: scheduling state unusable (%s); default interval", source.url, exc)
+        log.warning("fetcher: %s: scheduling state unusable (%s); default interval", redact(source.url), exc)
         decision = Decision(settings.default_interval, now + settings.default_interval,
                             f"default: stored state unusable ({type(exc).__name__})", 0)
         source.publications, source.ewma_interarrival, source.interval = [], None, 0
@@ -186,7 +188,7 @@ def _follow_permanent_redirect(source: Source, result: FetchResult, now: float,
     source.redirect_count = source.redirect_count + 1 if target == source.redirect_url else 1
     source.redirect_url = target
     if source.redirect_count >= settings.redirect_persistence:
-        log.info("fetcher: %s moved permanently to %s; the source now uses it", source.url, target)
+        log.info("fetcher: %s moved permanently to %s; the source now uses it", redact(source.url), redact(target))
         source.url_changes = source.url_changes + [{"from": source.url, "to": target, "at": rfc3339(now)}]
         source.url, source.redirect_url, source.redirect_count = target, None, 0
 
@@ -212,7 +214,7 @@ def _same_validators(source: Source, result: FetchResult) -> bool:
 
 def store_raw(storage: Storage, source: Source, result: FetchResult, now: float) -> dict:
     """Every response is kept before it is parsed (seed 003 §4.5)."""
-    record = {"feed_id": source.source_id, "fetched_at": rfc3339(now), "url": result.url,
+    record = {"feed_id": source.source_id, "fetched_at": rfc3339(now), "url": redact(result.url),
               "http_status": result.status, "request_headers": result.request_headers,
               "response_headers": dict(result.headers), "content_type": result.headers.get("Content-Type")}
     return storage.blobs.put_raw_fetch(uuid.uuid4().hex, record, result.body)
