@@ -1,9 +1,15 @@
-"""One feed, three formats. feedgen writes RSS and Atom; JSON Feed 1.1 is a plain document."""
+"""One feed, three formats. feedgen writes RSS and Atom; JSON Feed 1.1 is a plain document.
+
+Rendering never trusts what is stored: the channel's fields and every entry pass render.clean
+first, and an entry that still cannot be written is left out (and logged) rather than costing
+the whole document.
+"""
 
 from __future__ import annotations
 
 import html
 import json
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -12,6 +18,9 @@ from feedgen.feed import FeedGenerator
 from starfeed import PROJECT_URL, __version__
 from starfeed.formats import FORMATS
 from starfeed.model import Entry
+from starfeed.render import clean
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -27,14 +36,57 @@ class FeedMeta:
 
 
 def render(fmt: str, meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
-    return _RENDERERS[fmt](meta, entries, built_at)
+    meta = _clean_meta(meta)
+    ready = clean_entries(meta.feed_id, entries, built_at)
+    writer = _RENDERERS[fmt]
+    try:
+        return writer(meta, ready, built_at)
+    except Exception:  # noqa: BLE001 - find the entry at fault below; the rest are published
+        log.warning("renderer: %s as %s failed whole; rendering its entries one by one",
+                    meta.feed_id, fmt, exc_info=True)
+    fit = []
+    for entry in ready:
+        try:
+            writer(meta, [entry], built_at)
+            fit.append(entry)
+        except Exception:  # noqa: BLE001
+            log.warning("renderer: %s entry %r cannot be rendered as %s; left out",
+                        meta.feed_id, entry.entry_uid, fmt, exc_info=True)
+    return writer(meta, fit, built_at)
+
+
+def clean_entries(feed_id: str, entries: list, built_at: float) -> list[Entry]:
+    """The entries render.clean makes renderable; the others are logged and left out."""
+    fallback = clean.stamp(_dt(built_at))
+    ready = []
+    for entry in entries:
+        try:
+            cleaned = clean.entry(entry, fallback)
+        except Exception:  # noqa: BLE001 - not even an Entry: nothing in it can be trusted
+            cleaned = None
+            log.warning("renderer: %s entry %r cannot be read", feed_id,
+                        getattr(entry, "entry_uid", None), exc_info=True)
+        if cleaned is None:
+            log.warning("renderer: %s entry %r has no usable id; left out", feed_id,
+                        getattr(entry, "entry_uid", None))
+        else:
+            ready.append(cleaned)
+    return ready
+
+
+def _clean_meta(meta: FeedMeta) -> FeedMeta:
+    """The channel passes the same policy as the items: a stored title or site link is data."""
+    home = meta.base_url.rstrip("/") + "/"
+    return FeedMeta(clean.text(meta.feed_id) or "feed", clean.text(meta.title) or "starfeed",
+                    clean.text(meta.description, clean.TEXT) or "", clean.link(meta.home_url) or home,
+                    meta.base_url)
 
 
 def _generator(meta: FeedMeta, entries: list[Entry], built_at: float, fmt: str) -> FeedGenerator:
     fg = FeedGenerator()
     fg.id(meta.self_url(fmt))
     fg.title(meta.title)
-    fg.description(meta.description)
+    fg.description(meta.description or meta.title)  # RSS requires a description
     fg.link(href=meta.self_url(fmt), rel="self")
     fg.link(href=meta.home_url, rel="alternate")  # last: feedgen takes RSS's <link> from it
     fg.generator("starfeed", __version__, PROJECT_URL)
@@ -43,35 +95,47 @@ def _generator(meta: FeedMeta, entries: list[Entry], built_at: float, fmt: str) 
     # feedgen prepends each added entry; add oldest first so the newest leads the document.
     for entry in reversed(entries):
         fe = fg.add_entry()
-        fe.id(entry.entry_uid)
-        fe.guid(entry.entry_uid, permalink=entry.entry_uid == entry.canonical_link)
-        fe.title(entry.title or entry.canonical_link or "(untitled)")
-        if entry.canonical_link:
-            fe.link(href=entry.canonical_link)
-        if entry.summary:
-            # Summaries are plain text. RSS readers read <description> as HTML, so the text is
-            # escaped into it; Atom says what it is.
-            if fmt == "rss":
-                fe.description(html.escape(entry.summary))
-            else:
-                fe.summary(entry.summary, type="text")
-        if entry.content:
-            fe.content(entry.content, type="CDATA" if fmt == "rss" else "html")
-        elif not entry.canonical_link and fmt == "atom":
-            # RFC 4287: an entry without an alternate link must carry content.
-            fe.content(entry.summary or entry.title or "", type="text")
-        fe.published(entry.sort_time)
-        fe.updated(entry.updated or entry.sort_time)
-        for author in entry.authors:
-            if author.get("name"):
-                fe.author({k: v for k, v in (("name", author["name"]), ("email", author.get("email")),
-                                             ("uri", author.get("uri"))) if v})
-        for category in entry.categories:
-            fe.category(term=category)
-        for enclosure in entry.enclosures[:1]:  # RSS allows one enclosure per item
-            fe.enclosure(enclosure["url"], str(enclosure.get("length") or 0),
-                         enclosure.get("type") or "application/octet-stream")
+        try:
+            _fill(fe, entry, fmt)
+        except Exception:  # noqa: BLE001 - a value feedgen refuses costs its entry only
+            fg.remove_entry(fe)
+            log.warning("renderer: %s entry %r refused by feedgen; left out", meta.feed_id,
+                        entry.entry_uid, exc_info=True)
     return fg
+
+
+def _fill(fe, entry: Entry, fmt: str) -> None:
+    fe.id(entry.entry_uid)
+    fe.guid(entry.entry_uid, permalink=entry.entry_uid == entry.canonical_link)
+    fe.title(entry.title or entry.canonical_link or "(untitled)")
+    if entry.canonical_link:
+        fe.link(href=entry.canonical_link)
+    if entry.summary:
+        # Summaries are plain text. RSS readers read <description> as HTML, so the text is
+        # escaped into it; Atom says what it is.
+        if fmt == "rss":
+            fe.description(html.escape(entry.summary))
+        else:
+            fe.summary(entry.summary, type="text")
+    if entry.content:
+        if fmt == "rss":
+            # A CDATA section cannot hold "]]>"; in HTML "&gt;" reads the same.
+            fe.content(entry.content.replace("]]>", "]]&gt;"), type="CDATA")
+        else:
+            fe.content(entry.content, type="html")
+    elif not entry.canonical_link and fmt == "atom":
+        # RFC 4287: an entry without an alternate link must carry content.
+        fe.content(entry.summary or entry.title or "", type="text")
+    fe.published(clean.when(entry.sort_time))
+    fe.updated(clean.when(entry.updated or entry.sort_time))
+    for author in entry.authors:
+        if author.get("name"):
+            fe.author(dict(author))
+    for category in entry.categories:
+        fe.category(term=category)
+    for enclosure in entry.enclosures[:1]:  # RSS allows one enclosure per item
+        fe.enclosure(enclosure["url"], str(enclosure.get("length") or 0),
+                     enclosure.get("type") or "application/octet-stream")
 
 
 def _rss(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:

@@ -1,14 +1,20 @@
 """The HTML index: recent entries, readable on a phone and on a desktop. Everything is escaped;
-only plain-text summaries appear, so nothing a feed sends can become live markup here."""
+only plain-text summaries appear, so nothing a feed sends can become live markup here, and every
+link to elsewhere passes the URL policy (render.clean)."""
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
-from html import escape
+from html import escape as _escape
+from urllib.parse import quote
 
 from starfeed.model import Entry
 from starfeed.parse.normalize import text_of
+from starfeed.render import clean
+
+log = logging.getLogger(__name__)
 
 SUMMARY_CHARS = 280
 
@@ -39,9 +45,14 @@ class IndexPage:
     filters: tuple[tuple[str, str, bool], ...] = ()  # (label, href, current): e.g. activity tiers
 
 
+def escape(value: object) -> str:
+    """Escaped, and without the characters no HTML or XML document may hold."""
+    return _escape(clean.text(value, clean.TEXT) or "")
+
+
 def render_index(page: IndexPage, entries: list[Entry], source_titles: dict[str, str],
                  built_at_text: str) -> bytes:
-    items = "\n".join(_item(e, source_titles.get(e.feed_id, e.feed_id)) for e in entries)
+    items = "\n".join(filter(None, (_item(page, e, source_titles, built_at_text) for e in entries)))
     if not items:
         items = '<li class="empty">No entries yet. Add a source with <code>starfeed source add URL</code>.</li>'
     feed = escape(page.feed_path)
@@ -70,8 +81,8 @@ def render_index(page: IndexPage, entries: list[Entry], source_titles: dict[str,
 def _collections_nav(page: IndexPage) -> str:
     if not page.collections:
         return ""
-    links = "".join(f'<a href="/c/{escape(name)}/">{escape(name)} <small>{count}</small></a>'
-                    for name, count in page.collections.items())
+    links = "".join(f'<a href="/c/{escape(quote(str(name), safe=""))}/">{escape(name)} '
+                    f'<small>{escape(count)}</small></a>' for name, count in page.collections.items())
     return f'<nav class="collections"><a href="/">all</a> {links}</nav>'
 
 
@@ -93,13 +104,23 @@ def _filters_nav(page: IndexPage) -> str:
     return f'<nav class="collections filters">Activity: {links}</nav>'
 
 
-def _item(entry: Entry, source_title: str) -> str:
-    title = escape(entry.title or entry.canonical_link or "(untitled)")
-    heading = f'<a href="{escape(entry.canonical_link)}">{title}</a>' if entry.canonical_link else title
-    summary = entry.summary or text_of(entry.content) or ""
-    if len(summary) > SUMMARY_CHARS:
-        summary = summary[:SUMMARY_CHARS].rsplit(" ", 1)[0] + "…"
-    when = escape(entry.sort_time)
-    return (f'<li><h2>{heading}</h2><div class="meta">{escape(source_title)} · '
-            f'<time datetime="{when}">{when.replace("T", " ").rstrip("Z")} UTC</time></div>'
-            + (f"<p>{escape(summary)}</p>" if summary else "") + "</li>")
+def _item(page: IndexPage, raw: Entry, source_titles: dict[str, str], now_text: str) -> str | None:
+    """One entry's list item; None (and a log line) when even its cleaned copy cannot be shown."""
+    try:
+        entry = clean.entry(raw, now_text)
+        if entry is None:
+            raise ValueError("no usable id")
+        title = escape(entry.title or entry.canonical_link or "(untitled)")
+        heading = f'<a href="{escape(entry.canonical_link)}">{title}</a>' if entry.canonical_link else title
+        summary = entry.summary or text_of(entry.content) or ""
+        if len(summary) > SUMMARY_CHARS:
+            summary = summary[:SUMMARY_CHARS].rsplit(" ", 1)[0] + "…"
+        when = escape(entry.sort_time)
+        source_title = source_titles.get(entry.feed_id, entry.feed_id)
+        return (f'<li><h2>{heading}</h2><div class="meta">{escape(source_title)} · '
+                f'<time datetime="{when}">{when.replace("T", " ").rstrip("Z")} UTC</time></div>'
+                + (f"<p>{escape(summary)}</p>" if summary else "") + "</li>")
+    except Exception:  # noqa: BLE001 - one entry never costs the page
+        log.warning("renderer: %s entry %r cannot be shown on the index; left out", page.feed_path,
+                    getattr(raw, "entry_uid", None), exc_info=True)
+        return None

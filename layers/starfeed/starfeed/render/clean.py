@@ -1,0 +1,144 @@
+"""Stored data made fit to render. Pure.
+
+Whatever the store holds (entries written before a fix, a hand-edited item, a JSON attribute
+with a lone surrogate in it), the renderer only ever sees what passes here: strings without
+XML-illegal characters and of bounded length, dates it can format, lists of the right shapes and
+links that pass the URL policy.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from starfeed.model import Entry
+from starfeed.urlpolicy import WEB_AND_MAIL, redact, safe_link
+
+# XML 1.0 Char excludes C0 controls (but tab, LF, CR), lone surrogates, U+FFFE and U+FFFF.
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_MIME = re.compile(r"[A-Za-z0-9][\w.+-]*/[A-Za-z0-9][\w.+-]*")
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+LINE = 2048  # titles, names, categories: a reader shows a line of them
+TEXT = 512 * 1024  # content and summaries; the fetcher stores at most 128 KB of content
+
+
+def text(value: object, limit: int = LINE) -> str | None:
+    """value as a non-empty XML-safe string, or None when it is not a string (numbers are
+    written out; anything else is dropped)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        value = str(value)
+    if not isinstance(value, str):
+        return None
+    value = _XML_ILLEGAL.sub("", value[:limit]).strip()
+    return value or None
+
+
+def redacted_text(value: object, limit: int = LINE) -> str | None:
+    """text(), with every URL in it redacted: error messages quote the URLs they failed on."""
+    cleaned = text(value, limit)
+    return _URL_IN_TEXT.sub(lambda m: redact(m.group()) or "", cleaned) if cleaned else None
+
+
+def link(value: object, schemes: frozenset[str] | None = None) -> str | None:
+    cleaned = text(value, 8192)
+    return safe_link(cleaned, schemes=schemes) if schemes else safe_link(cleaned)
+
+
+def when(value: object) -> datetime | None:
+    """A stored RFC 3339 time as an aware UTC datetime, or None. Years before 1900 are taken as
+    missing: RSS dates need four digits, and no feed entry was written then."""
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.strip())
+        moment = (moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None
+                  else moment.astimezone(timezone.utc))
+    except (ValueError, OverflowError):
+        return None
+    return moment if moment.year >= 1900 else None
+
+
+def stamp(moment: datetime) -> str:
+    # By hand: strftime's %Y does not pad years, isoformat writes +00:00 rather than Z.
+    return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"
+            f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z")
+
+
+def _time(value: object) -> str | None:
+    moment = when(value)
+    return stamp(moment) if moment else None
+
+
+def entry(raw: Entry, fallback_time: str) -> Entry | None:
+    """A copy of raw that every renderer can write, or None when it has no usable id."""
+    uid = text(raw.entry_uid, 4096)
+    if uid is None:
+        return None
+    first_seen = _time(raw.first_seen) or fallback_time
+    return Entry(
+        entry_uid=uid, feed_id=text(raw.feed_id) or "", canonical_link=link(raw.canonical_link),
+        title=text(raw.title), summary=text(raw.summary, TEXT), content=text(raw.content, TEXT),
+        authors=_authors(raw.authors), categories=_list_of_text(raw.categories),
+        enclosures=_enclosures(raw.enclosures), published=_time(raw.published),
+        updated=_time(raw.updated), first_seen=first_seen,
+        last_seen=_time(raw.last_seen) or first_seen)
+
+
+def _list_of_text(values: object) -> list[str]:
+    if not isinstance(values, list):
+        return []
+    cleaned = (text(v) for v in values[:100])
+    return list(dict.fromkeys(v for v in cleaned if v))
+
+
+def _authors(values: object) -> list[dict]:
+    """[{name, email?, uri?}]: a bare string is a name; the URI may be mailto: as well as web."""
+    if not isinstance(values, list):
+        return []
+    authors = []
+    for value in values[:50]:
+        if isinstance(value, str):
+            value = {"name": value}
+        if not isinstance(value, dict):
+            continue
+        author = {"name": text(value.get("name")), "email": text(value.get("email")),
+                  "uri": link(value.get("uri"), WEB_AND_MAIL)}
+        author = {k: v for k, v in author.items() if v}
+        if author:
+            authors.append(author)
+    return authors
+
+
+def _enclosures(values: object) -> list[dict]:
+    if not isinstance(values, list):
+        return []
+    enclosures = []
+    for value in values[:50]:
+        if not isinstance(value, dict) or not (url := link(value.get("url"))):
+            continue
+        length = value.get("length")
+        try:
+            length = int(length) if not isinstance(length, bool) else None
+        except (TypeError, ValueError, OverflowError):
+            length = None
+        mime = text(value.get("type"), 255)
+        enclosure = {"url": url, "type": mime if mime and _MIME.fullmatch(mime) else None,
+                     "length": length if length and 0 < length < 2 ** 63 else None}
+        enclosures.append({k: v for k, v in enclosure.items() if v})
+    return enclosures
+
+
+@dataclass(frozen=True)
+class Shown:
+    """How a source is named where the public sees it: never with its subscription credentials."""
+
+    title: str
+    url: str  # redacted
+
+
+def shown(source) -> Shown:
+    url = text(redact(text(source.url, 8192)), 8192) or "(no URL)"
+    return Shown(text(source.title) or url, url)
