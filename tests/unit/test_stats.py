@@ -37,3 +37,34 @@ def test_percentiles_from_render_histograms():
     assert percentile_ms(histogram, 0.95) == 5
     assert percentile_ms(histogram, 0.99) == 80
     assert percentile_ms({}, 0.5) is None
+
+
+def test_the_dashboard_shows_the_summary_rows_redacted_and_as_of_when():
+    from starfeed.model import Source
+    from starfeed.serve.dashboard import render_dashboard
+    from starfeed.serve.summary import dumps, loads, row_of
+
+    sources = [Source(source_id="a1", url="https://u:pw@example.org/f?token=s3cret", status="error",
+                      consecutive_failures=3, last_fetch_at=100.0,
+                      last_error="HTTP 500 from https://example.org/f?token=s3cret&x=1\x00"),
+               Source(source_id="b2", url="https://example.org/ok.xml", title="Fine <b>", enabled=False)]
+    rows, built_at = loads(dumps([row_of(s) for s in sources], 1_795_262_400.0))
+    assert built_at == 1_795_262_400.0 and [r.source_id for r in rows] == ["a1", "b2"]
+    assert rows[0].title == rows[0].url == "https://example.org/f?token=REDACTED"
+    assert rows[0].last_error == "HTTP 500 from https://example.org/f?token=REDACTED&x=1"
+    assert not rows[1].enabled and not rows[1].published
+    page = render_dashboard({}, {}, rows, 1_795_266_000.0, sources_at=built_at).decode()
+    assert "s3cret" not in page and "pw@" not in page and "Fine &lt;b&gt;" in page
+    assert "sources as of 2026-11-21 12:00 UTC" in page and "disabled" in page
+    assert "not summarized yet" in render_dashboard({}, {}, [], 0.0).decode()
+
+
+def test_a_summary_from_a_newer_version_still_loads():
+    import json
+
+    from starfeed.serve.summary import loads
+
+    body = json.dumps({"built_at": 5, "sources": [{"source_id": "x", "title": "t", "url": "u", "status": "ok",
+                                                   "enabled": True, "published": True, "later": 1}]})
+    rows, built_at = loads(body.encode())
+    assert rows[0].source_id == "x" and built_at == 5.0

@@ -1,5 +1,6 @@
 """The statistics dashboard (seed 001): inline SVG charts, no JavaScript, nothing secret and no
-reader addresses. Pure: it renders what it is given."""
+reader addresses. Pure: it renders what it is given. The sources come from the renderer's
+summary (serve/summary.py), already redacted, never from a Scan per request."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections import Counter
 from html import escape
 
 from starfeed.model import Source
+from starfeed.serve.summary import SourceRow, row_of
 from starfeed.stats import percentile_ms
 
 FORMAT_NAMES = {"rss": "RSS", "atom": "Atom", "json": "JSON Feed", "html": "HTML", "opml": "OPML"}
@@ -42,8 +44,12 @@ def bar_chart(rows: list[tuple[str, float]], unit: str = "", width: int = 520) -
             f'preserveAspectRatio="xMinYMin meet">{"".join(bars)}</svg>')
 
 
-def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list[Source],
-                     now: float, notice: str | None = None) -> bytes:
+def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list[SourceRow | Source],
+                     now: float, notice: str | None = None, sources_at: float | None = None) -> bytes:
+    """sources and sources_at: load_sources_summary()'s rows and built_at ([] and None before
+    the renderer first wrote the summary)."""
+    # Source objects are summarized (and so redacted) here: the benchmark passes them.
+    sources = [s if isinstance(s, SourceRow) else row_of(s) for s in sources]
     totals: Counter = Counter()
     for counters in days.values():
         totals.update(counters)
@@ -60,12 +66,14 @@ def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list
         render_rows.append(f"<tr><td>{FORMAT_NAMES[fmt]}</td><td>{sum(histogram.values())}</td>"
                            + "".join(f"<td>{'–' if c is None else f'≤ {c:g} ms'}</td>" for c in cells) + "</tr>")
     errors = sorted((s for s in sources if s.last_error), key=lambda s: s.last_fetch_at or 0, reverse=True)[:10]
-    unhealthy_first = sorted(sources, key=lambda s: (-s.consecutive_failures, s.status == "ok", s.title or s.url))
+    unhealthy_first = sorted(sources, key=lambda s: (-s.consecutive_failures, s.status == "ok", s.title))
+    as_of = (f"sources as of {_utc(sources_at)}" if sources_at
+             else "sources not summarized yet")
     hit_rate = f"{100 * hits / (hits + misses):.1f}%" if hits + misses else "–"
     html = f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>starfeed statistics</title>
 <style>{_STYLE}</style></head><body><main>
-<h1>starfeed statistics</h1><p class="muted">Last {len(days)} days · built {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(now))} · <a href="/">feeds</a></p>
+<h1>starfeed statistics</h1><p class="muted">Last {len(days)} days · built {_utc(now)} · <a href="/">feeds</a></p>
 {f'<p class="bad" role="alert">{escape(notice)}</p>' if notice else ""}
 <div class="cards"><div class="card">Requests<b>{requests}</b></div>
 <div class="card">Cache hit rate<b>{hit_rate}</b></div>
@@ -77,25 +85,25 @@ def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list
 <h2>Top readers</h2>{bar_chart(readers)}
 <h2>Render time</h2><div class="wrap"><table><tr><th>Format</th><th>Renders</th><th>p50</th><th>p95</th><th>p99</th></tr>{''.join(render_rows)}</table></div>
 <h2>Recent errors</h2>{_errors(errors, now)}
-<h2>Sources</h2><div class="wrap"><table><tr><th>Source</th><th>Status</th><th>Interval</th><th>EWMA of new entries</th><th>Why</th><th>Failures</th><th>Next check</th></tr>
+<h2>Sources</h2><p class="muted">{escape(as_of)}</p><div class="wrap"><table><tr><th>Source</th><th>Status</th><th>Interval</th><th>EWMA of new entries</th><th>Why</th><th>Failures</th><th>Next check</th></tr>
 {''.join(_source_row(s, now) for s in unhealthy_first[:200])}</table></div>
 </main></body></html>"""
     return html.encode()
 
 
-def _errors(sources: list[Source], now: float) -> str:
+def _errors(sources: list[SourceRow], now: float) -> str:
     if not sources:
         return '<p class="muted">None.</p>'
-    rows = "".join(f"<tr><td>{_ago(s.last_fetch_at, now)}</td><td>{escape(s.title or s.url)}</td>"
+    rows = "".join(f"<tr><td>{_ago(s.last_fetch_at, now)}</td><td>{escape(s.title)}</td>"
                    f'<td class="bad">{escape(s.last_error or "")}</td></tr>' for s in sources)
     return f'<div class="wrap"><table><tr><th>When</th><th>Source</th><th>Error</th></tr>{rows}</table></div>'
 
 
-def _source_row(source: Source, now: float) -> str:
+def _source_row(source: SourceRow, now: float) -> str:
     status = escape(source.status if source.enabled else "disabled")
     css = ' class="bad"' if source.status in ("error", "gone") else ""
     ewma = source.ewma_interarrival
-    return (f"<tr><td>{escape(source.title or source.url)}</td><td{css}>{status}"
+    return (f"<tr><td>{escape(source.title)}</td><td{css}>{status}"
             f"{f' ({source.http_status})' if source.http_status else ''}</td>"
             f"<td>{_span(source.interval)}</td><td>{_span(ewma) if ewma else '–'}</td>"
             f"<td>{escape(source.reason or '–')}</td><td>{source.consecutive_failures}</td>"
@@ -110,6 +118,10 @@ def _span(seconds: float | None) -> str:
         if seconds >= size:
             return f"{seconds / size:.1f} {unit}".replace(".0 ", " ")
     return f"{seconds} s"
+
+
+def _utc(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch))
 
 
 def _ago(epoch: float | None, now: float) -> str:

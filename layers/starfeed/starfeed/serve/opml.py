@@ -1,4 +1,8 @@
-"""OPML 2.0 (seed 001): the feeds this starfeed publishes, and the subscriptions themselves."""
+"""OPML 2.0 (seed 001): the feeds this starfeed publishes, and the subscriptions themselves.
+
+Both are public: titles lose XML-illegal characters (ElementTree would write them and break the
+document), links pass the URL policy, and subscription URLs are redacted.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ import xml.etree.ElementTree as ET
 
 from starfeed.formats import FORMATS, TITLES
 from starfeed.model import Source
+from starfeed.render import clean
+from starfeed.serve.summary import publishable
 
 
 def _document(title: str, now: float) -> tuple[ET.Element, ET.Element]:
@@ -37,26 +43,30 @@ def published_opml(base: str, sources: list[Source], collections: dict[str, int]
     base = base.rstrip("/")
     opml, body = _document("starfeed: published feeds", now)
     _published(body, "Everything", base, "feed", base + "/")
-    for name in collections:
+    for name in filter(None, map(clean.text, collections)):
         _published(body, f"Collection: {name}", base, f"c/{name}/feed", f"{base}/c/{name}/")
     for source in sources:
-        if source.enabled and source.status != "new":  # seed 004: built feeds only
-            _published(body, source.title or source.url, base, f"s/{source.source_id}/feed",
-                       source.site_url or source.url)
+        if publishable(source):  # seed 004: built feeds only
+            # A source's page is its site; failing a safe one, the feed we publish for it.
+            home = clean.link(source.site_url) or f"{base}/s/{source.source_id}/feed"
+            _published(body, clean.shown(source).title, base, f"s/{source.source_id}/feed", home)
     return _bytes(opml)
 
 
 def subscriptions_opml(sources: list[Source], now: float) -> bytes:
-    """The sources themselves, for moving to another reader; collections become folders."""
+    """The sources themselves, for moving to another reader; collections become folders. Public,
+    so redacted: a URL's credentials are shown by the CLI only (`starfeed source list`)."""
     opml, body = _document("starfeed: subscriptions", now)
     folders: dict[str, ET.Element] = {}
     for source in sources:
-        parents = [folders.setdefault(c, ET.SubElement(body, "outline", text=c, title=c))
-                   for c in source.collections] or [body]
+        shown = clean.shown(source)
+        if not (xml_url := clean.link(shown.url)):
+            continue  # stored before the URL policy held: nothing a reader could subscribe to
+        attributes = {"type": "rss", "text": shown.title, "title": shown.title, "xmlUrl": xml_url}
+        if home := clean.link(source.site_url):
+            attributes["htmlUrl"] = home
+        names = filter(None, map(clean.text, source.collections or []))
+        parents = [folders.setdefault(c, ET.SubElement(body, "outline", text=c, title=c)) for c in names] or [body]
         for parent in parents:
-            title = source.title or source.url
-            attributes = {"type": "rss", "text": title, "title": title, "xmlUrl": source.url}
-            if source.site_url:
-                attributes["htmlUrl"] = source.site_url
             ET.SubElement(parent, "outline", **attributes)
     return _bytes(opml)
