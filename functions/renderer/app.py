@@ -1,26 +1,34 @@
-"""Renderer: each record names feeds whose entries changed; a batch renders each feed once."""
+"""Renderer: each record names feeds whose entries changed; a batch renders each feed once.
+
+A target that fails fails exactly the records that named it (several may), so they are retried
+alone; a record that cannot be read fails by itself. The rest of the batch succeeds.
+"""
 
 import json
-
-from aws_lambda_powertools.utilities.batch import (BatchProcessor, EventType,
-                                                   process_partial_response)
+import logging
 
 from starfeed.render.job import render_targets
 from starfeed.settings import Settings
 from starfeed.store import Storage
 
+log = logging.getLogger(__name__)
 storage = Storage(Settings.from_env())
-processor = BatchProcessor(event_type=EventType.SQS)
 
 
 def handler(event, context):
-    targets: set[str] = set()
-
-    def collect(record) -> None:
-        targets.update(json.loads(record.body)["targets"])
-
-    response = process_partial_response(event=event, record_handler=collect, processor=processor,
-                                        context=context)
-    # A failure here fails the whole invocation, so the batch is retried, never lost.
-    render_targets(storage, sorted(targets))
-    return response
+    wanted: dict[str, list[str]] = {}  # messageId -> the targets its record names
+    failed: list[str] = []
+    for record in event["Records"]:
+        try:
+            targets = json.loads(record["body"])["targets"]
+            if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
+                raise ValueError("targets is not a list of strings")
+        except (KeyError, TypeError, ValueError) as exc:
+            log.error("renderer: record %s is malformed (%s); it goes back to the queue",
+                      record.get("messageId"), exc)
+            failed.append(record["messageId"])
+            continue
+        wanted[record["messageId"]] = targets
+    report = render_targets(storage, sorted({t for targets in wanted.values() for t in targets}))
+    failed += [message_id for message_id, targets in wanted.items() if report.failed.keys() & set(targets)]
+    return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failed]}

@@ -1,18 +1,27 @@
-"""Render feed targets from the store to S3: every format, plus the HTML index for the aggregate."""
+"""Render feed targets from the store to S3: every format, plus the HTML index for the aggregate
+and the collections, and the sources summary the admin views read.
+
+Each target is rendered on its own: one that fails is reported with its reason and the others
+are still written, so the renderer's handler retries only the SQS records that named it.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections import Counter
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from starfeed.model import Entry, Source
 from starfeed.parse.normalize import rfc3339
+from starfeed.render import SOURCES_SUMMARY, clean
 from starfeed.render.feeds import FORMATS, FeedMeta, render
 from starfeed.render.html import IndexPage, github_notice, render_index
 from starfeed.schedule.github import TIERS
+from starfeed.serve import summary
+from starfeed.serve.opml import published_opml, subscriptions_opml
 from starfeed.sources import GITHUB_COLLECTION as GITHUB
 from starfeed.stats import render_bucket
 from starfeed.store import Storage
@@ -22,57 +31,98 @@ log = logging.getLogger(__name__)
 AGGREGATE = "feed"
 
 
-def render_targets(storage: Storage, targets: list[str], now: float | None = None) -> list[str]:
-    """targets are feed paths: "feed" (all sources), "c/<collection>/feed", "s/<source_id>/feed"."""
+@dataclass
+class RenderReport:
+    rendered: list[str] = field(default_factory=list)
+    unpublished: list[str] = field(default_factory=list)  # a removed or disabled source's feed, deleted
+    skipped: list[str] = field(default_factory=list)  # names nothing we render
+    failed: dict[str, str] = field(default_factory=dict)  # target -> why
+
+
+def render_targets(storage: Storage, targets: list[str], now: float | None = None) -> RenderReport:
+    """targets are feed paths: "feed" (all sources), "c/<collection>/feed", "s/<source_id>/feed",
+    or SOURCES_SUMMARY (/opml.xml, /subscriptions.opml and the dashboard's sources)."""
     now = time.time() if now is None else now
-    limit = storage.settings.feed_item_limit
-    base = storage.settings.public_url
-    rendered, timings = [], Counter()
-
-    @cache
-    def shared() -> tuple[dict[str, int], str | None]:
-        """What every index page of this run shows: the collections and any GitHub notice."""
-        pause = storage.catalog.host_pause(storage.settings.github_host, now)
-        return storage.catalog.collections(), github_notice(pause)
-
-    for target in sorted(set(targets)):
-        kind, _, name = target.rpartition("/feed")[0].partition("/")
-        if target == AGGREGATE:
-            entries, sources = _of_existing_sources(storage, storage.catalog.recent_entries(None, limit, now))
-            meta = FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base)
-            _render_index(storage, meta, "", entries, sources, shared(), now)
-        elif kind == "c" and name:
-            members = storage.catalog.sources_in(name)
-            entries, sources = _of_existing_sources(storage, storage.catalog.recent_entries_of(members, limit))
-            if name == GITHUB:
-                meta = github_meta(target, len(members), base)
-            else:
-                meta = FeedMeta(target, f"starfeed: {name}", f"The {name} collection",
-                                f"{base}/c/{name}/", base)
-            _render_index(storage, meta, f"c/{name}/", entries, sources, shared(), now)
-        elif kind == "s" and name and (source := storage.catalog.get_source(name)) is not None:
-            entries = storage.catalog.recent_entries(source.source_id, limit, now)
-            meta = FeedMeta(target, source.title or source.url, f"Entries from {source.url}",
-                            source.site_url or source.url, base)
-        else:
-            log.info("renderer: %s names nothing to render; skipped", target)
+    report, timings = RenderReport(), Counter()
+    # What every page of this run shows, read once: the collections and any GitHub notice.
+    collections = cache(storage.catalog.collections)
+    notice = cache(lambda: github_notice(storage.catalog.host_pause(storage.settings.github_host, now)))
+    summary_check = _SummaryCheck(storage)
+    wanted = set(targets)
+    for target in sorted(wanted - {SOURCES_SUMMARY}):
+        try:
+            outcome = _render_target(storage, target, now, collections, notice, timings, summary_check)
+        except Exception as exc:  # noqa: BLE001 - reported; the other targets go on
+            log.exception("renderer: %s failed; the records naming it are retried", target)
+            report.failed[target] = f"{type(exc).__name__}: {exc}"[:500]
             continue
-        for fmt, (extension, content_type) in FORMATS.items():
-            started = time.perf_counter()
-            document = render(fmt, meta, entries, now)
-            timings[f"render:{fmt}:{render_bucket((time.perf_counter() - started) * 1000)}"] += 1
-            storage.blobs.put_feed(f"{target}.{extension}", document, content_type, rendered_at=now)
-        rendered.append(target)
-        log.info("renderer: %s with %d entries", target, len(entries))
-    storage.counters.add(timings)
-    storage.counters.flush()  # renders are few: keep their times now
-    return rendered
+        getattr(report, outcome).append(target)
+    # Asked for, or a rendered source shows differently from the summary (its first feed, a new
+    # title, disabled or removed): the summary follows the feeds it lists.
+    if SOURCES_SUMMARY in wanted or summary_check.stale:
+        try:
+            render_sources_summary(storage, now, collections())
+            report.rendered.append(SOURCES_SUMMARY)
+        except Exception as exc:  # noqa: BLE001
+            log.exception("renderer: the sources summary failed")
+            report.failed[SOURCES_SUMMARY] = f"{type(exc).__name__}: {exc}"[:500]
+    try:
+        storage.counters.add(timings)
+        storage.counters.flush()  # renders are few: keep their times now
+    except Exception:  # noqa: BLE001 - statistics never cost a render
+        log.exception("renderer: render times were not recorded")
+    return report
 
 
-def _of_existing_sources(storage: Storage, entries: list[Entry]) -> tuple[list[Entry], dict[str, Source]]:
-    """A removed source's entries stay stored until their TTL; they leave the feeds at once. Only
-    the sources these entries name are read, however many there are."""
-    sources = storage.catalog.get_sources({e.feed_id for e in entries})
+def _render_target(storage: Storage, target: str, now: float, collections: Callable[[], dict[str, int]],
+                   notice: Callable[[], str | None], timings: Counter, summary_check: _SummaryCheck) -> str:
+    """"rendered", "unpublished" or "skipped"; raises when the target cannot be rendered."""
+    limit, base = storage.settings.feed_item_limit, storage.settings.public_url
+    parts = target.split("/")
+    kind, name = (parts[0], parts[1]) if len(parts) == 3 and parts[2] == "feed" and parts[1] else ("", "")
+    if target == AGGREGATE:
+        entries, sources = _of_published_sources(storage, storage.catalog.recent_entries(None, limit, now))
+        meta = FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base)
+        _render_index(storage, meta, "", entries, sources, collections(), notice(), now)
+    elif kind == "c":
+        members = storage.catalog.sources_in(name)
+        entries, sources = _of_published_sources(storage, storage.catalog.recent_entries_of(members, limit))
+        if name == GITHUB:
+            meta = github_meta(target, len(members), base)
+        else:
+            meta = FeedMeta(target, f"starfeed: {name}", f"The {name} collection", f"{base}/c/{name}/", base)
+        _render_index(storage, meta, f"c/{name}/", entries, sources, collections(), notice(), now)
+    elif kind == "s":
+        source = storage.catalog.get_source(name)
+        summary_check.note(name, source)
+        if source is None or not source.enabled:
+            # Unsubscribed means unpublished: the api must not keep serving the last render.
+            storage.blobs.delete_feeds([f"{target}.{extension}" for extension, _ in FORMATS.values()])
+            log.info("renderer: %s unpublished: its source is %s", target,
+                     "removed" if source is None else "disabled")
+            return "unpublished"
+        entries = storage.catalog.recent_entries(source.source_id, limit, now)
+        shown = clean.shown(source)
+        # Its site, if the feed names a safe one; else the feed we publish for it.
+        home = clean.link(source.site_url) or f"{base.rstrip('/')}/{target}"
+        meta = FeedMeta(target, shown.title, f"Entries from {shown.url}", home, base)
+    else:
+        log.info("renderer: %s names nothing to render; skipped", target)
+        return "skipped"
+    for fmt, (extension, content_type) in FORMATS.items():
+        started = time.perf_counter()
+        document = render(fmt, meta, entries, now)
+        timings[f"render:{fmt}:{render_bucket((time.perf_counter() - started) * 1000)}"] += 1
+        storage.blobs.put_feed(f"{target}.{extension}", document, content_type, rendered_at=now)
+    log.info("renderer: %s with %d entries", target, len(entries))
+    return "rendered"
+
+
+def _of_published_sources(storage: Storage, entries: list[Entry]) -> tuple[list[Entry], dict[str, Source]]:
+    """A removed or disabled source's entries stay stored (until their TTL, or until it is
+    enabled again); they leave the feeds at once. Only the sources these entries name are read."""
+    found = storage.catalog.get_sources({e.feed_id for e in entries})
+    sources = {i: s for i, s in found.items() if s.enabled}
     return [e for e in entries if e.feed_id in sources], sources
 
 
@@ -84,9 +134,9 @@ def github_meta(target: str, accounts: int, base: str) -> FeedMeta:
 
 
 def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[Entry],
-                  sources: dict[str, Source], shared: tuple[dict[str, int], str | None], now: float) -> None:
-    titles = {i: s.title or s.url for i, s in sources.items()}
-    collections, notice = shared
+                  sources: dict[str, Source], collections: dict[str, int], notice: str | None,
+                  now: float) -> None:
+    titles = {i: clean.shown(s).title for i, s in sources.items()}
     page = IndexPage(meta.title, f"/{meta.feed_id}", collections, notice=notice)
     pages = {f"{prefix}index.html": (page, entries)}
     if prefix == f"c/{GITHUB}/":
@@ -100,3 +150,46 @@ def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[E
     for key, (index_page, shown) in pages.items():
         storage.blobs.put_feed(key, render_index(index_page, shown, titles, rfc3339(now)),
                                "text/html; charset=utf-8", rendered_at=now)
+
+
+def render_sources_summary(storage: Storage, now: float, collections: dict[str, int]) -> None:
+    """One Scan of the sources for every view that lists them; the api reads these objects."""
+    sources = storage.catalog.list_sources()
+    put = storage.blobs.put_feed
+    put(summary.PUBLISHED_OPML, published_opml(storage.settings.public_url, sources, collections, now),
+        summary.OPML_TYPE, rendered_at=now)
+    put(summary.SUBSCRIPTIONS_OPML, subscriptions_opml(sources, now), summary.OPML_TYPE, rendered_at=now)
+    # Last: the summary is what _SummaryCheck compares against, so it is written once all are.
+    put(summary.SUMMARY, summary.dumps([summary.row_of(s) for s in sources], now), summary.JSON_TYPE,
+        rendered_at=now)
+    log.info("renderer: sources summary with %d sources", len(sources))
+
+
+class _SummaryCheck:
+    """Whether the summary still shows the sources this run rendered or unpublished as they are
+    now. Read once per run, and only when a run renders a source's feed."""
+
+    def __init__(self, storage: Storage):
+        self._storage = storage
+        self._rows: dict[str, summary.SourceRow] | None = None
+        self.stale = False
+
+    def note(self, source_id: str, source: Source | None) -> None:
+        if self.stale:
+            return
+        if self._rows is None:
+            try:
+                loaded = summary.load_sources_summary(self._storage.blobs)
+            except Exception:  # noqa: BLE001 - unreadable: rewrite it
+                log.warning("renderer: the sources summary cannot be read; rebuilding it", exc_info=True)
+                loaded = None
+            if loaded is None:
+                self.stale = True
+                return
+            self._rows = {row.source_id: row for row in loaded[0]}
+        self.stale = _shown(self._rows.get(source_id)) != _shown(source and summary.row_of(source))
+
+
+def _shown(row: summary.SourceRow | None) -> tuple | None:
+    """What of a source the published views show, and so what makes the summary stale."""
+    return row and (row.title, row.url, row.enabled, row.published)

@@ -58,6 +58,17 @@ class Blobs:
                             ContentType=content_type, Metadata={"rendered-at": f"{rendered_at:.3f}"},
                             CacheControl=f"public, max-age={self._settings.cache_max_age}")
 
+    def delete_feeds(self, keys: list[str]) -> None:
+        """Unpublish: a removed or disabled source's feeds leave the bucket. Deleting a key that
+        is not there succeeds, so a retried or repeated unpublish is harmless."""
+        for start in range(0, len(keys), 1000):  # DeleteObjects' limit per request
+            response = self._s3.delete_objects(Bucket=self._settings.feeds_bucket, Delete={
+                "Objects": [{"Key": key} for key in keys[start:start + 1000]], "Quiet": True})
+            if response.get("Errors"):
+                error = response["Errors"][0]
+                raise RuntimeError(f"could not delete {len(response['Errors'])} feed objects, e.g. "
+                                   f"{error.get('Key')}: {error.get('Code')} {error.get('Message')}")
+
     def has_feed(self, key: str) -> bool:
         try:
             self._s3.head_object(Bucket=self._settings.feeds_bucket, Key=key)

@@ -1,0 +1,103 @@
+"""Issue 14 (c), (d): unsubscribed means unpublished, and the views that list every source read
+the summary the renderer keeps, which follows the feeds it lists."""
+
+import json
+import time
+
+from starfeed.model import Source
+from starfeed.render import SOURCES_SUMMARY, targets_for
+from starfeed.render.job import render_targets
+from starfeed.serve.summary import load_sources_summary
+from starfeed.sources import GITHUB_COLLECTION as GITHUB
+
+FEED, ACCOUNT = "14b000000001", "14b000000002"
+COLLECTION = "unpub"
+FORMATS = ("xml", "atom", "json")
+
+
+def add(storage, source: Source, title: str) -> Source:
+    storage.catalog.delete_source(source.source_id)
+    storage.catalog.add_source(source)
+    for collection in source.collections:
+        storage.catalog.join_collection(collection, source.source_id)
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    uid = f"{source.source_id}-1"
+    storage.catalog.Entry(feed_id=source.source_id, entry_uid=uid, title=title, first_seen=when, last_seen=when,
+                          canonical_link=f"https://example.org/{uid}", content_hash="x",
+                          sort_key=f"{when}#{uid}", day=when[:10], expires_at=int(time.time()) + 86400).save()
+    return source
+
+
+def text(storage, key: str) -> str:
+    obj = storage.blobs.get_feed(key)
+    return "" if obj is None else obj.body.decode()
+
+
+def published(storage, source_id: str) -> list[bool]:
+    return [storage.blobs.has_feed(f"s/{source_id}/feed.{extension}") for extension in FORMATS]
+
+
+def summary_row(storage, source_id: str):
+    rows, _ = load_sources_summary(storage.blobs)
+    return next((r for r in rows if r.source_id == source_id), None)
+
+
+def set_enabled(storage, source_id: str, enabled: bool) -> None:
+    assert storage.catalog.change_source(source_id, {"enabled": enabled})
+
+
+def test_disabled_then_removed_sources_leave_every_feed_page_and_list(stack, storage):
+    feed = add(storage, Source(source_id=FEED, url="https://example.org/unpub.xml?api_key=s3cret", status="ok",
+                               title="Unpublish me", collections=[COLLECTION], created_at=1.0), "Unpublished entry")
+    account = add(storage, Source(source_id=ACCOUNT, url="https://api.github.test/users/unpub", kind="github-user",
+                                  status="ok", title="unpub", tier="high", collections=[GITHUB], created_at=1.0),
+                  "unpub starred a/b")
+    targets = sorted({t for s in (feed, account) for t in targets_for(s)})
+    try:
+        # A source's first render brings the summary with it, unasked: /opml.xml lists its feed.
+        report = render_targets(storage, targets)
+        assert not report.failed and SOURCES_SUMMARY in report.rendered
+        assert published(storage, FEED) == [True] * 3
+        assert f"/s/{FEED}/feed.json" in text(storage, "opml.xml")
+        assert summary_row(storage, FEED).url == "https://example.org/unpub.xml?api_key=REDACTED"
+        assert "s3cret" not in text(storage, "subscriptions.opml") + text(storage, "stats/sources.json")
+        assert "unpub starred a/b" in text(storage, f"c/{GITHUB}/index-high.html")
+
+        # Disabled: the CLI enqueues its targets and the summary.
+        for source_id in (FEED, ACCOUNT):
+            set_enabled(storage, source_id, False)
+        report = render_targets(storage, [*targets, SOURCES_SUMMARY])
+        assert not report.failed and sorted(report.unpublished) == sorted([f"s/{FEED}/feed", f"s/{ACCOUNT}/feed"])
+        assert published(storage, FEED) == published(storage, ACCOUNT) == [False] * 3
+        for key in ("feed.json", "index.html", f"c/{COLLECTION}/feed.xml", f"c/{COLLECTION}/index.html",
+                    f"c/{GITHUB}/feed.atom", f"c/{GITHUB}/index.html", f"c/{GITHUB}/index-high.html"):
+            page = text(storage, key)
+            assert page and "Unpublished entry" not in page and "unpub starred a/b" not in page, key
+        assert f"/s/{FEED}/" not in text(storage, "opml.xml")
+        row = summary_row(storage, FEED)
+        assert not row.enabled and not row.published
+
+        # Enabled again: back in every feed.
+        set_enabled(storage, FEED, True)
+        assert not render_targets(storage, targets).failed
+        assert published(storage, FEED) == [True] * 3
+        assert "Unpublished entry" in text(storage, "feed.json")
+        assert f"/s/{FEED}/feed.json" in text(storage, "opml.xml")  # the summary followed, unasked
+
+        # Removed: its entries stay stored until their TTL, yet nothing shows them.
+        storage.catalog.delete_source(FEED)
+        report = render_targets(storage, targets)
+        assert not report.failed and f"s/{FEED}/feed" in report.unpublished
+        assert SOURCES_SUMMARY in report.rendered  # its row was still listed
+        assert published(storage, FEED) == [False] * 3
+        assert "Unpublished entry" not in text(storage, "feed.json")
+        assert summary_row(storage, FEED) is None
+        assert "unpub.xml" not in text(storage, "subscriptions.opml")
+        assert json.loads(text(storage, "stats/sources.json"))["built_at"] <= time.time()
+
+        # A repeated unpublish (a retried record) is harmless.
+        assert render_targets(storage, [f"s/{FEED}/feed"]).unpublished == [f"s/{FEED}/feed"]
+    finally:
+        for source_id in (FEED, ACCOUNT):
+            storage.catalog.delete_source(source_id)
+        render_targets(storage, [*targets, SOURCES_SUMMARY])
