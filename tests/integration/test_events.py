@@ -53,7 +53,7 @@ def test_fetcher_event_then_renderer_event_then_api_event(stack, storage, origin
     assert "Event item 1" in {e.title for e in feedparser.parse(body_of(response)).entries}
 
 
-def test_a_failed_record_holds_back_the_rest_of_its_host_group_only(stack, storage, origin):
+def test_a_failed_record_fails_alone_and_its_host_group_is_still_fetched(stack, storage, origin):
     seed_event_sources(storage, origin)
     event = copy.deepcopy(load_event("fetcher.json"))
     broken, same_host, other_host = (copy.deepcopy(event["Records"][0]), event["Records"][0],
@@ -61,9 +61,11 @@ def test_a_failed_record_holds_back_the_rest_of_its_host_group_only(stack, stora
     broken.update(messageId="broken-1", body="{broken")
     other_host["attributes"]["MessageGroupId"] = "elsewhere.example"
     event["Records"] = [broken, same_host, other_host]
+    same_host_id = json.loads(same_host["body"])["source_id"]
+    before = storage.catalog.get_source(same_host_id).last_fetch_at
     result = stack.functions["FetcherFunction"].invoke(event)
-    failed = [f["itemIdentifier"] for f in result["batchItemFailures"]]
-    assert failed == ["broken-1", same_host["messageId"]]
+    assert [f["itemIdentifier"] for f in result["batchItemFailures"]] == ["broken-1"]
+    assert storage.catalog.get_source(same_host_id).last_fetch_at != before
     assert storage.catalog.get_source("e0e0e0e0e002").last_fetch_at is not None
 
 

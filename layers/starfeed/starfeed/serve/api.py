@@ -17,6 +17,7 @@ from starfeed.formats import EXTENSIONS, FORMATS
 from starfeed.schedule.github import TIERS
 from starfeed.serve.cache import FeedCache
 from starfeed.serve.negotiate import OFFERED, BadAccept, NotAcceptable, negotiate
+from starfeed.serve.summary import PUBLISHED_OPML, SUBSCRIPTIONS_OPML
 from starfeed.stats import Sampler, reader_of
 from starfeed.store import Storage
 from starfeed.store.blobs import FeedObject
@@ -28,7 +29,6 @@ SITE_ITEMS = 50
 PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
                 "img-src https: http: data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
                 "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
-OPML_TYPE = "text/x-opml; charset=utf-8"
 
 
 FORMAT_OF_EXTENSION = {**EXTENSIONS, "html": "html"}
@@ -65,13 +65,13 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
     def load(key: str) -> tuple[FeedObject | None, bool]:
         return cache.get(key, lambda etag: storage.blobs.get_feed(key, if_none_match=etag))
 
-    def serve_object(key: str, negotiated: bool = False) -> Response:
+    def serve_object(key: str, negotiated: bool = False, counted_as: str | None = None) -> Response:
         obj, hit = load(key)
         # Every object route may gzip, so shared caches must key on Accept-Encoding too.
         vary = {"Vary": "Accept, Accept-Encoding" if negotiated else "Accept-Encoding"}
         if obj is None:
             return text(404, f"/{key} has not been built yet: its source is new or unknown\n", vary)
-        count(FORMAT_OF_EXTENSION.get(key.rsplit(".", 1)[-1], "other"), hit)
+        count(counted_as or FORMAT_OF_EXTENSION.get(key.rsplit(".", 1)[-1], "other"), hit)
         headers = {**vary, **(PAGE_HEADERS if key.endswith(".html") else {}),
                    "ETag": obj.etag, "X-Cache": "HIT" if hit else "MISS",
                    "Last-Modified": email.utils.formatdate(obj.last_modified, usegmt=True),
@@ -120,28 +120,25 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
     def dashboard():
         from starfeed.render.html import github_notice
         from starfeed.serve.dashboard import render_dashboard
+        from starfeed.serve.summary import load_sources_summary
 
         storage.counters.flush()  # this instance's latest counts belong on the page
         now = time.time()
         notice = github_notice(storage.catalog.host_pause(storage.settings.github_host, now))
-        body = render_dashboard(storage.counters.days(7), cache.summary(),
-                                storage.catalog.list_sources(), now, notice)
+        # The sources as the renderer last summarized them: no request scans the sources table.
+        rows, built_at = load_sources_summary(storage.blobs) or ([], None)
+        body = render_dashboard(storage.counters.days(7), cache.summary(), rows, now, notice,
+                                sources_at=built_at)
         return Response(200, "text/html; charset=utf-8", body.decode(),
                         {"Cache-Control": "no-store", **PAGE_HEADERS})
 
     @app.get("/opml.xml", compress=True)
     def opml_published():
-        from starfeed.serve.opml import published_opml
-
-        count("opml", False)
-        return opml_response(published_opml(storage.settings.public_url, storage.catalog.list_sources(),
-                                            storage.catalog.collections(), time.time()))
+        return serve_object(PUBLISHED_OPML, counted_as="opml")
 
     @app.get("/subscriptions.opml", compress=True)
     def opml_subscriptions():
-        from starfeed.serve.opml import subscriptions_opml
-
-        return opml_response(subscriptions_opml(storage.catalog.list_sources(), time.time()))
+        return serve_object(SUBSCRIPTIONS_OPML, counted_as="opml")
 
     @app.get("/api/item", compress=True)
     def api_item():
@@ -225,10 +222,6 @@ def not_modified(obj: FeedObject, if_none_match: str | None, if_modified_since: 
 
 def text(status: int, body: str, headers: dict | None = None) -> Response:
     return Response(status, "text/plain; charset=utf-8", body, headers)
-
-
-def opml_response(body: bytes) -> Response:
-    return Response(200, OPML_TYPE, body.decode(), {"Cache-Control": "public, max-age=300"})
 
 
 def json_response(document: dict) -> Response:
