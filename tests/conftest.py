@@ -43,11 +43,15 @@ def storage(stack):
     return Storage(Settings.from_env(stack.environment))
 
 
-@pytest.fixture
-def origin():
+def _origin():
     server = Origin()
     yield server
     server.close()
+
+
+# A loopback origin, and a second one: another host, for what must not cross between them.
+origin = pytest.fixture(_origin)
+other_origin = pytest.fixture(_origin)
 
 
 def load_event(name: str) -> dict:

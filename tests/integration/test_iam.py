@@ -14,7 +14,7 @@ import pytest
 from aws_calls import recording
 from conftest import ROOT, http_get
 
-from origin import Origin, Reply, rss
+from origin import Reply, rss
 from starfeed.cli import main
 from starfeed.local.github_sim import GitHubSim, population
 from starfeed.local.template import load
@@ -58,9 +58,9 @@ def _logical(resource) -> tuple[str, str]:
 
 
 @pytest.fixture
-def scenario(stack, storage, origin, monkeypatch):
+def scenario(stack, storage, origin, other_origin, monkeypatch):
     """Every function's paths, recorded."""
-    sim, other_host = GitHubSim(population(3, time.time() - 20 * 86400, time.time(), busier=20)), Origin()
+    sim = GitHubSim(population(3, time.time() - 20 * 86400, time.time(), busier=20))
     settings = replace(storage.settings, github_api_url=sim.url)
     for name in FUNCTIONS:
         monkeypatch.setattr(stack.functions[name].module.storage, "settings", settings)
@@ -78,7 +78,7 @@ def scenario(stack, storage, origin, monkeypatch):
         removed = add_source(storage, origin.serve("/iam-removed.xml", Reply(200, rss(("i2", "Gone")))),
                              hour_ago)[0]
         # Another host, whose 429 pauses it; and the pace, stepped again by the first run.
-        busy = add_source(storage, other_host.serve("/iam-busy.xml", Reply(429, headers={"Retry-After": "60"})),
+        busy = add_source(storage, other_origin.serve("/iam-busy.xml", Reply(429, headers={"Retry-After": "60"})),
                           hour_ago)[0]
         assert main(["github", "sync"]) == 0
         storage.client("dynamodb").delete_item(TableName=storage.settings.stats_table, Key={"day": {"S": "pace"}})
@@ -103,7 +103,6 @@ def scenario(stack, storage, origin, monkeypatch):
     time.sleep(1.2)  # the poison's last retries, so no other test receives it
     stack.drain()
     sim.close()
-    other_host.close()
     storage.catalog.clear_host_pause(busy.host)
     ssm.delete_parameter(Name="/starfeed/github-token")
 

@@ -7,21 +7,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from origin import Origin, Reply
 from starfeed.fetch.github import GitHub, read_following, read_stars
 from starfeed.settings import Settings
 
 TOKEN = "ghp_test_token"
 FOLLOWING = "/user/following?per_page=100"
-
-
-@pytest.fixture
-def other():
-    server = Origin()
-    yield server
-    server.close()
 
 
 def client(api: Origin) -> GitHub:
@@ -34,19 +25,19 @@ def users(*logins: str) -> bytes:
     return json.dumps([{"login": login, "id": n + 1} for n, login in enumerate(logins)]).encode()
 
 
-def test_a_next_link_to_another_origin_is_not_followed_and_says_why(origin, other):
-    origin.serve(FOLLOWING, Reply(200, users("a"), {"Link": f'<{other.url}/user/following?page=2>; rel="next"'}))
-    other.serve("/user/following?page=2", Reply(200, users("b")))
+def test_a_next_link_to_another_origin_is_not_followed_and_says_why(origin, other_origin):
+    origin.serve(FOLLOWING, Reply(200, users("a"), {"Link": f'<{other_origin.url}/user/following?page=2>; rel="next"'}))
+    other_origin.serve("/user/following?page=2", Reply(200, users("b")))
     read = read_following(client(origin))
     assert (read.verdict.kind, read.verdict.reason) == (
-        "failed", f'GitHub: Link rel="next" points at another origin ({other.url}); not followed, '
+        "failed", f'GitHub: Link rel="next" points at another origin ({other_origin.url}); not followed, '
                   f"the token stays with {origin.url}")
     assert origin.hits(FOLLOWING)[0]["authorization"] == f"Bearer {TOKEN}"
-    assert other.requests == []
+    assert other_origin.requests == []
     assert read.accounts == []  # a partial follow list would unfollow the rest
 
 
-def test_a_next_link_on_another_scheme_or_a_stars_read_stops_the_same_way(origin, other):
+def test_a_next_link_on_another_scheme_or_a_stars_read_stops_the_same_way(origin, other_origin):
     https = origin.url.replace("http://", "https://")
     origin.serve("/users/bob/starred?per_page=100",
                  Reply(200, b"[]", {"Link": f'<{https}/users/bob/starred?page=2>; rel="next"'}))
@@ -63,16 +54,16 @@ def test_a_next_link_on_the_same_origin_is_followed_even_when_relative(origin):
     assert origin.hits("/user/1/following?page=2")[0]["authorization"] == f"Bearer {TOKEN}"
 
 
-def test_get_refuses_to_send_the_token_to_another_origin(origin, other):
-    page = client(origin).get(other.url + "/user")
+def test_get_refuses_to_send_the_token_to_another_origin(origin, other_origin):
+    page = client(origin).get(other_origin.url + "/user")
     assert (page.verdict.kind, page.result.status) == ("failed", None)
-    assert page.verdict.reason == f"GitHub: the token is not sent to {other.url}; it stays with {origin.url}"
-    assert other.requests == []
+    assert page.verdict.reason == f"GitHub: the token is not sent to {other_origin.url}; it stays with {origin.url}"
+    assert other_origin.requests == []
 
 
-def test_a_redirect_off_the_api_origin_arrives_without_the_token(origin, other):
-    origin.serve(FOLLOWING, Reply(302, headers={"Location": other.url + "/elsewhere"}))
-    other.serve("/elsewhere", Reply(200, users("a")))
+def test_a_redirect_off_the_api_origin_arrives_without_the_token(origin, other_origin):
+    origin.serve(FOLLOWING, Reply(302, headers={"Location": other_origin.url + "/elsewhere"}))
+    other_origin.serve("/elsewhere", Reply(200, users("a")))
     client(origin).get(client(origin).url("/user/following", per_page=100))
     assert origin.hits(FOLLOWING)[0]["authorization"] == f"Bearer {TOKEN}"
-    assert "authorization" not in other.hits("/elsewhere")[0]
+    assert "authorization" not in other_origin.hits("/elsewhere")[0]
