@@ -78,3 +78,12 @@ def http_get(stack, path: str, headers: dict | None = None) -> dict:
 
     return stack.functions["ApiFunction"].invoke(
         http_api_event("GET", path, headers or {}, b"", "198.51.100.7"))
+
+
+def dead_letters(stack) -> int:
+    """Messages in the dead-letter queues, visible or being read."""
+    total = 0
+    for name in ("FetchDeadLetterQueue", "RenderDeadLetterQueue"):
+        depth = stack.sqs.get_queue_attributes(QueueUrl=stack.queue(name), AttributeNames=["All"])["Attributes"]
+        total += int(depth["ApproximateNumberOfMessages"]) + int(depth["ApproximateNumberOfMessagesNotVisible"])
+    return total

@@ -6,7 +6,7 @@ import time
 from dataclasses import replace
 
 import pytest
-from conftest import http_get
+from conftest import dead_letters, http_get
 
 from origin import Reply, rss
 from starfeed.sources import add_source
@@ -46,10 +46,7 @@ def assert_whole(stack, storage, source_id):
     assert all(e.seen_count >= 1 for e in entries)
     feed = http_get(stack, f"/s/{source_id}/feed.json")
     assert feed["statusCode"] == 200
-    for name in ("FetchDeadLetterQueue", "RenderDeadLetterQueue"):
-        attributes = stack.sqs.get_queue_attributes(QueueUrl=stack.queue(name),
-                                                    AttributeNames=["ApproximateNumberOfMessages"])
-        assert attributes["Attributes"]["ApproximateNumberOfMessages"] == "0", name
+    assert dead_letters(stack) == 0
 
 
 @pytest.mark.parametrize("code", ["ThrottlingException", "ProvisionedThroughputExceededException"])

@@ -1,5 +1,5 @@
 """Issue 14 (c), (d): unsubscribed means unpublished, and the views that list every source read
-the summary the renderer keeps, which follows the feeds it lists."""
+the summary the renderer keeps when asked (the CLI and the fetcher ask when a listing changes)."""
 
 import json
 import time
@@ -54,8 +54,8 @@ def test_disabled_then_removed_sources_leave_every_feed_page_and_list(stack, sto
                   "unpub starred a/b")
     targets = sorted({t for s in (feed, account) for t in targets_for(s)})
     try:
-        # A source's first render brings the summary with it, unasked: /opml.xml lists its feed.
-        report = render_targets(storage, targets)
+        # A source's first fetch asks for its feeds and the summary: /opml.xml lists its feed.
+        report = render_targets(storage, [*targets, SOURCES_SUMMARY])
         assert not report.failed and SOURCES_SUMMARY in report.rendered
         assert published(storage, FEED) == [True] * 3
         assert f"/s/{FEED}/feed.json" in text(storage, "opml.xml")
@@ -77,18 +77,17 @@ def test_disabled_then_removed_sources_leave_every_feed_page_and_list(stack, sto
         row = summary_row(storage, FEED)
         assert not row.enabled and not row.published
 
-        # Enabled again: back in every feed.
+        # Enabled again (the CLI asks for the same renders): back in every feed.
         set_enabled(storage, FEED, True)
-        assert not render_targets(storage, targets).failed
+        assert not render_targets(storage, [*targets, SOURCES_SUMMARY]).failed
         assert published(storage, FEED) == [True] * 3
         assert "Unpublished entry" in text(storage, "feed.json")
-        assert f"/s/{FEED}/feed.json" in text(storage, "opml.xml")  # the summary followed, unasked
+        assert f"/s/{FEED}/feed.json" in text(storage, "opml.xml")
 
         # Removed: its entries stay stored until their TTL, yet nothing shows them.
         storage.catalog.delete_source(FEED)
-        report = render_targets(storage, targets)
+        report = render_targets(storage, [*targets, SOURCES_SUMMARY])
         assert not report.failed and f"s/{FEED}/feed" in report.unpublished
-        assert SOURCES_SUMMARY in report.rendered  # its row was still listed
         assert published(storage, FEED) == [False] * 3
         assert "Unpublished entry" not in text(storage, "feed.json")
         assert summary_row(storage, FEED) is None

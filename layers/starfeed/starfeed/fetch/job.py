@@ -104,8 +104,10 @@ def _fetch_feed(storage: Storage, source: Source, lease: float | None, first_fet
 
 
 def _listing(source: Source) -> tuple:
-    """What the views that list every source show of it; they are rebuilt when it changes."""
-    return source.status, source.title, source.site_url, source.enabled, source.last_error
+    """What the views that list every source show of it; they are rebuilt when it changes. A
+    healthy feed flips between ok and not-modified all day: that alone is no change."""
+    healthy = source.status in ("ok", "not-modified")
+    return healthy or source.status, source.title, source.site_url, source.enabled, source.last_error
 
 
 def request_summary(storage: Storage) -> None:

@@ -94,10 +94,15 @@ class LocalStack:
             scheduled_event(self.stack, scheduler, time.time() if now is None else now))
 
     def drain(self, max_rounds: int = 1000) -> int:
-        """Run every queue's function until no queue returns a message."""
+        """Run every queue's function until no queue returns a message. Each queue is emptied in
+        turn (fetches, then renders), as the renderer's batching window gathers a burst of render
+        requests into few batches on Lambda."""
         handled = 0
         for _ in range(max_rounds):
-            round_handled = sum(source.poll() for source in self.queues)
+            round_handled = 0
+            for source in self.queues:
+                while polled := source.poll():
+                    round_handled += polled
             if not round_handled:
                 return handled
             handled += round_handled

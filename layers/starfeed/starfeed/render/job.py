@@ -47,19 +47,17 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
     # What every page of this run shows, read once: the collections and any GitHub notice.
     collections = cache(storage.catalog.collections)
     notice = cache(lambda: github_notice(storage.catalog.host_pause(storage.settings.github_host, now)))
-    summary_check = _SummaryCheck(storage)
     wanted = set(targets)
     for target in sorted(wanted - {SOURCES_SUMMARY}):
         try:
-            outcome = _render_target(storage, target, now, collections, notice, timings, summary_check)
+            outcome = _render_target(storage, target, now, collections, notice, timings)
         except Exception as exc:  # noqa: BLE001 - reported; the other targets go on
             log.exception("renderer: %s failed; the records naming it are retried", target)
             report.failed[target] = f"{type(exc).__name__}: {exc}"[:500]
             continue
         getattr(report, outcome).append(target)
-    # Asked for, or a rendered source shows differently from the summary (its first feed, a new
-    # title, disabled or removed): the summary follows the feeds it lists.
-    if SOURCES_SUMMARY in wanted or summary_check.stale:
+    # Asked for by whatever changed how a source is listed: the CLI, or a fetch that changed it.
+    if SOURCES_SUMMARY in wanted:
         try:
             render_sources_summary(storage, now, collections())
             report.rendered.append(SOURCES_SUMMARY)
@@ -75,7 +73,7 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
 
 
 def _render_target(storage: Storage, target: str, now: float, collections: Callable[[], dict[str, int]],
-                   notice: Callable[[], str | None], timings: Counter, summary_check: _SummaryCheck) -> str:
+                   notice: Callable[[], str | None], timings: Counter) -> str:
     """"rendered", "unpublished" or "skipped"; raises when the target cannot be rendered."""
     limit, base = storage.settings.feed_item_limit, storage.settings.public_url
     parts = target.split("/")
@@ -94,7 +92,6 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
         _render_index(storage, meta, f"c/{name}/", entries, sources, collections(), notice(), now)
     elif kind == "s":
         source = storage.catalog.get_source(name)
-        summary_check.note(name, source)
         if source is None or not source.enabled:
             # Unsubscribed means unpublished: the api must not keep serving the last render.
             storage.blobs.delete_feeds([f"{target}.{extension}" for extension, _ in FORMATS.values()])
@@ -159,37 +156,6 @@ def render_sources_summary(storage: Storage, now: float, collections: dict[str, 
     put(summary.PUBLISHED_OPML, published_opml(storage.settings.public_url, sources, collections, now),
         summary.OPML_TYPE, rendered_at=now)
     put(summary.SUBSCRIPTIONS_OPML, subscriptions_opml(sources, now), summary.OPML_TYPE, rendered_at=now)
-    # Last: the summary is what _SummaryCheck compares against, so it is written once all are.
     put(summary.SUMMARY, summary.dumps([summary.row_of(s) for s in sources], now), summary.JSON_TYPE,
         rendered_at=now)
     log.info("renderer: sources summary with %d sources", len(sources))
-
-
-class _SummaryCheck:
-    """Whether the summary still shows the sources this run rendered or unpublished as they are
-    now. Read once per run, and only when a run renders a source's feed."""
-
-    def __init__(self, storage: Storage):
-        self._storage = storage
-        self._rows: dict[str, summary.SourceRow] | None = None
-        self.stale = False
-
-    def note(self, source_id: str, source: Source | None) -> None:
-        if self.stale:
-            return
-        if self._rows is None:
-            try:
-                loaded = summary.load_sources_summary(self._storage.blobs)
-            except Exception:  # noqa: BLE001 - unreadable: rewrite it
-                log.warning("renderer: the sources summary cannot be read; rebuilding it", exc_info=True)
-                loaded = None
-            if loaded is None:
-                self.stale = True
-                return
-            self._rows = {row.source_id: row for row in loaded[0]}
-        self.stale = _shown(self._rows.get(source_id)) != _shown(source and summary.row_of(source))
-
-
-def _shown(row: summary.SourceRow | None) -> tuple | None:
-    """What of a source the published views show, and so what makes the summary stale."""
-    return row and (row.title, row.url, row.enabled, row.published)

@@ -59,6 +59,10 @@ class FeedCache:
                 self.stats["evictions"] += 1
         return obj, False
 
+    def clear(self) -> None:
+        self._items.clear()
+        self._bytes = 0
+
     def _drop(self, key: str) -> None:
         self._bytes -= len(self._items.pop(key).obj.body)
 
