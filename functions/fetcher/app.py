@@ -19,7 +19,19 @@ storage = Storage(Settings.from_env())
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
-def fetch_record(record) -> None:
+# Time a fetch needs beyond its HTTP deadline: storing, parsing and writing the outcome.
+STORE_SECONDS = 10
+
+
+class NotStarted(Exception):
+    """Too little of the invocation left for a whole fetch: retried soon rather than cut off by
+    the timeout, which would hold the whole batch for the queue's visibility timeout."""
+
+
+def fetch_record(record, lambda_context) -> None:
+    needed = (storage.settings.fetch_deadline + STORE_SECONDS) * 1000
+    if lambda_context.get_remaining_time_in_millis() < needed:
+        raise NotStarted(f"{lambda_context.get_remaining_time_in_millis()} ms left")
     message = json.loads(record.body)
     fetch_source(storage, message["source_id"], lease=message.get("lease"))
 

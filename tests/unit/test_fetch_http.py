@@ -2,6 +2,8 @@
 
 import email.utils
 import gzip
+import socket
+import threading
 import time
 
 import pytest
@@ -78,6 +80,39 @@ def test_a_trickling_server_hits_the_total_deadline(origin):
     result = fetch(url, SETTINGS)
     assert "longer than" in result.error
     assert time.monotonic() - started < SETTINGS.fetch_deadline + 2
+
+
+def test_a_server_trickling_its_headers_hits_the_total_deadline():
+    """Each byte comes before the read timeout, so only the fetch's own deadline ends it."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    stop = threading.Event()
+
+    def trickle():
+        connection, _ = listener.accept()
+        with connection:
+            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 1000:
+                if stop.wait(0.5):
+                    return
+                connection.sendall(bytes([byte]))
+
+    threading.Thread(target=trickle, daemon=True).start()
+    started = time.monotonic()
+    try:
+        result = fetch(f"http://127.0.0.1:{listener.getsockname()[1]}/feed", SETTINGS)
+    finally:
+        stop.set()
+        listener.close()
+    assert result.error == f"fetch took longer than {SETTINGS.fetch_deadline:g} s: abandoned"
+    assert not result.transient  # not retried: the next window tries again
+    assert time.monotonic() - started < SETTINGS.fetch_deadline + 1
+
+
+@pytest.mark.parametrize("value", ["9" * 400, "99999999999", "Fri, 31 Dec 9999 23:59:59 GMT"])
+def test_a_retry_after_beyond_a_day_waits_a_day(origin, value):
+    result = fetch(origin.serve("/huge", Reply(429, headers={"Retry-After": value})), SETTINGS)
+    assert result.retry_after == SETTINGS.backoff_cap
 
 
 def test_an_unreachable_host_is_a_connection_error():

@@ -9,6 +9,7 @@ GitHub calls get the same timeouts, retries, size limit and address checks as an
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
@@ -38,10 +39,12 @@ class Verdict:
 
 
 def _number(value: str | None) -> float | None:
+    """A header's number; None when absent or not a finite number (GitHub's never are)."""
     try:
-        return float(value) if value is not None else None
+        number = float(value) if value is not None else None
     except ValueError:
         return None
+    return number if number is None or math.isfinite(number) else None
 
 
 def _message(body: bytes) -> str:
@@ -53,9 +56,10 @@ def _message(body: bytes) -> str:
 
 
 def exhausted_until(headers: Mapping[str, str], now: float) -> float | None:
-    """When the primary limit resets, if this response used its last request."""
+    """When the primary limit resets, if this response used its last request (GitHub's window is
+    an hour: a reset further off than a day is not believed)."""
     if _number(headers.get("X-RateLimit-Remaining")) == 0:
-        return max(now, _number(headers.get("X-RateLimit-Reset")) or now + 60)
+        return min(max(now, _number(headers.get("X-RateLimit-Reset")) or now + 60), now + 86400)
     return None
 
 
@@ -71,7 +75,7 @@ def classify(status: int | None, headers: Mapping[str, str], body: bytes, error:
         return Verdict("ok")
     message = _message(body) if status else ""
     if status in (403, 429):
-        retry_after = parse_retry_after(headers.get("Retry-After"), now)
+        retry_after = parse_retry_after(headers.get("Retry-After"), now, settings.backoff_cap)
         primary = exhausted_until(headers, now)
         if primary is not None and retry_after is None:
             return Verdict("rate-limited", f"GitHub rate limit exhausted: {message or status}", primary)
@@ -99,10 +103,8 @@ class GitHub:
     """One GitHub API client per fetch. token(force) reads the token (cached by the caller's
     store); after a 401 it is read once more, fresh, in case it was just replaced."""
 
-    def __init__(self, settings: Settings, token: TokenSource, session: requests.Session | None = None,
-                 clock: Callable[[], float] = time.time):
+    def __init__(self, settings: Settings, token: TokenSource, clock: Callable[[], float] = time.time):
         self.settings, self._token, self.clock = settings, token, clock
-        self.session = session or requests.Session()
         self.origin: Origin | None = _origin(settings.github_api_url)  # the only place the token goes
         self.requests = 0
         self.pause_until: float | None = None  # set when a response exhausted the primary limit
@@ -128,8 +130,8 @@ class GitHub:
 
     def _get(self, url: str, accept: str, etag: str | None, last_modified: str | None, token: str) -> Page:
         headers = {"Accept": accept, "Authorization": f"Bearer {token}", "X-GitHub-Api-Version": API_VERSION}
-        result = fetch(url, self.settings, etag=etag, last_modified=last_modified, headers=headers,
-                       session=self.session)
+        # A connection per request: every socket of a fetch is bounded by that fetch's deadline.
+        result = fetch(url, self.settings, etag=etag, last_modified=last_modified, headers=headers)
         self.requests += 1
         now = self.clock()
         verdict = classify(result.status, result.headers, result.body, result.error, now, self.settings)

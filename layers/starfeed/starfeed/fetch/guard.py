@@ -16,6 +16,7 @@ import ipaddress
 import re
 import socket
 from dataclasses import dataclass
+from typing import Callable
 from urllib.parse import unquote, urljoin, urlsplit
 
 import idna
@@ -103,10 +104,6 @@ def canonical(url: str, base: str | None = None) -> Target:
     return Target(target, (scheme, host, port), (unquote(user), unquote(password)) if userinfo else None)
 
 
-def canonical_url(url: str, base: str | None = None) -> str:
-    return canonical(url, base).url
-
-
 def origin_of(url: str) -> Origin:
     return canonical(url).origin
 
@@ -161,9 +158,11 @@ def resolve(host: str, port: int) -> list[tuple]:
 
 
 def connect(host: str, port: int, allowed: Networks, timeout: float | None,
-            source_address: tuple[str, int] | None = None, socket_options: list | None = None) -> socket.socket:
+            source_address: tuple[str, int] | None = None, socket_options: list | None = None,
+            watch: Callable[[socket.socket], None] | None = None) -> socket.socket:
     """A socket to one of host's addresses, each checked before any is tried: the addresses
-    connected to are exactly those judged."""
+    connected to are exactly those judged. watch sees each socket before it connects (a fetch's
+    deadline shuts it down, however long the connect or a later read would block)."""
     name = host.strip("[]")
     try:
         infos = resolve(name, port)
@@ -176,6 +175,8 @@ def connect(host: str, port: int, allowed: Networks, timeout: float | None,
         sock = None
         try:
             sock = socket.socket(family, kind, proto)
+            if watch is not None:
+                watch(sock)
             for option in socket_options or ():
                 sock.setsockopt(*option)
             sock.settimeout(timeout)

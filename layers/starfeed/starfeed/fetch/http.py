@@ -75,20 +75,23 @@ def reason_for_status(status: int, host: str) -> str:
     return f"HTTP {status}: unexpected answer from {host}"
 
 
-def parse_retry_after(value: str | None, now: float) -> float | None:
-    """Retry-After in seconds or as an HTTP date (RFC 9110 §10.2.3) -> seconds from now."""
+def parse_retry_after(value: str | None, now: float, longest: float) -> float | None:
+    """Retry-After in seconds or as an HTTP date (RFC 9110 §10.2.3) -> seconds from now, at most
+    `longest`: a hostile value cannot park a host for centuries."""
     if not value:
         return None
     value = value.strip()
     if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - now)
+        seconds = float(value)
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if when is None:
+            return None
+        seconds = max(0.0, when.timestamp() - now)
+    return min(seconds, longest)  # digits past a float's range read as infinity: the longest
 
 
 class _Guarded:
@@ -101,14 +104,61 @@ class _Guarded:
 
     def _new_conn(self) -> socket.socket:
         timeout = self.timeout if isinstance(self.timeout, (int, float)) else socket.getdefaulttimeout()
+        deadline: _Deadline | None = getattr(_running, "deadline", None)
         try:
             return guard.connect(self._dns_host, self.port, self.allowed, timeout,
-                                 self.source_address, self.socket_options)
+                                 self.source_address, self.socket_options,
+                                 watch=deadline.watch if deadline else None)
         except TimeoutError as exc:  # what urllib3's own _new_conn raises, for requests to read
             raise ConnectTimeoutError(self, f"Connection to {self.host} timed out. "
                                             f"(connect timeout={self.timeout})") from exc
         except OSError as exc:
             raise NewConnectionError(self, f"Failed to establish a new connection: {exc}") from exc
+
+
+_running = threading.local()  # .deadline: the _Deadline of the fetch this thread runs
+
+
+class _Deadline:
+    """One fetch's total deadline, over every hop and retry. When it passes, every socket the
+    fetch opened is shut down, which wakes a connect or recv blocked on it: a server trickling
+    its headers or body a byte at a time never trips the per-read timeout."""
+
+    def __init__(self, seconds: float) -> None:
+        self.expired = threading.Event()
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(0.0, seconds), self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> "_Deadline":
+        _running.deadline = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
+        _running.deadline = None
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+        if self.expired.is_set():
+            _shut(sock)
+
+    def _expire(self) -> None:
+        self.expired.set()
+        with self._lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)  # wakes a connect or recv blocked in the fetching thread
+    except OSError:
+        pass
 
 
 class _GuardedHTTPConnection(_Guarded, HTTPConnection):
@@ -167,22 +217,27 @@ def fetch(url: str, settings: Settings, *, etag: str | None = None,
     Retry-After) and network faults, all within the total deadline. headers are added to (or
     replace) the defaults. An Authorization header, or user:pass@ in the URL (sent as Basic auth),
     goes to the URL's own origin (scheme, host, port) only: a redirect elsewhere drops it."""
-    started = time.monotonic()
+    started, own = time.monotonic(), session is None
     session = guarded(session, allowed_networks(settings.allow_private_networks))
-    for attempt in range(RETRIES + 1):
-        result = _fetch_once(url, settings, etag, last_modified, headers or {}, session, started)
-        if not result.transient or attempt == RETRIES:
-            break
-        pause = settings.retry_backoff * 2 ** attempt
-        if time.monotonic() - started + pause > settings.fetch_deadline:
-            break
-        sleep(pause)
+    try:
+        with _Deadline(settings.fetch_deadline) as deadline:
+            for attempt in range(RETRIES + 1):
+                result = _fetch_once(url, settings, etag, last_modified, headers or {}, session, deadline)
+                if not result.transient or attempt == RETRIES:
+                    break
+                pause = settings.retry_backoff * 2 ** attempt
+                if time.monotonic() - started + pause > settings.fetch_deadline:
+                    break
+                sleep(pause)
+    finally:
+        if own:
+            session.close()
     result.elapsed = time.monotonic() - started
     return result
 
 
 def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: str | None,
-                extra: dict[str, str], session: requests.Session, started: float) -> FetchResult:
+                extra: dict[str, str], session: requests.Session, deadline: _Deadline) -> FetchResult:
     headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate, br", **extra}
     if etag:
         headers["If-None-Match"] = etag
@@ -218,30 +273,17 @@ def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: s
                     continue
                 result.status = response.status_code
                 result.headers = CaseInsensitiveDict(response.headers)
-                result.body = _read_limited(response, settings, started)
+                result.body = _read_limited(response, settings)
             break
         if result.url != url and permanent:
             result.permanent_redirect = result.url
-    except Refused as exc:
-        result.error = str(exc)
-    except _BodyTooLarge:
-        result.error = f"response larger than {settings.max_body_bytes} bytes: not read"
-    except _DeadlineExceeded:
-        result.error = f"fetch took longer than {settings.fetch_deadline:g} s: abandoned"
-    except requests.exceptions.TooManyRedirects:
-        result.error = f"more than {MAX_REDIRECTS} redirects: the URL loops or moved too often"
-    except requests.exceptions.InvalidURL as exc:
-        result.error = f"invalid URL: {exc}"
-    except requests.exceptions.Timeout:
-        result.error, result.transient = "timed out: the server did not answer in time", True
-    except requests.exceptions.ConnectionError as exc:
-        result.error, result.transient = f"could not connect: {_root_cause(exc)}", True
-    except requests.exceptions.RequestException as exc:
-        result.error, result.transient = f"request failed: {_root_cause(exc)}", True
+    except Exception as exc:  # noqa: BLE001 - _reason re-raises what it cannot name
+        result.error, result.transient = _reason(exc, settings, deadline)
     if result.error is None and result.status is not None and result.status >= 400:
         result.error = reason_for_status(result.status, host_of(result.url) or result.url)
         if result.status in (403, 429, 503):  # GitHub sends Retry-After with a 403 too
-            result.retry_after = parse_retry_after(result.headers.get("Retry-After"), time.time())
+            result.retry_after = parse_retry_after(result.headers.get("Retry-After"), time.time(),
+                                                   settings.backoff_cap)
         result.transient = result.status >= 500 and result.retry_after is None
     return result
 
@@ -256,52 +298,37 @@ class _BodyTooLarge(Exception):
     pass
 
 
-class _DeadlineExceeded(Exception):
-    pass
+def _reason(exc: Exception, settings: Settings, deadline: _Deadline) -> tuple[str, bool]:
+    """(reason, transient) for what ended a fetch."""
+    if isinstance(exc, Refused):
+        return str(exc), False
+    if deadline.expired.is_set():  # whatever the shut sockets raised
+        return f"fetch took longer than {settings.fetch_deadline:g} s: abandoned", False
+    if isinstance(exc, _BodyTooLarge):
+        return f"response larger than {settings.max_body_bytes} bytes: not read", False
+    if isinstance(exc, requests.exceptions.TooManyRedirects):
+        return f"more than {MAX_REDIRECTS} redirects: the URL loops or moved too often", False
+    if isinstance(exc, requests.exceptions.InvalidURL):
+        return f"invalid URL: {exc}", False
+    if isinstance(exc, requests.exceptions.Timeout):
+        return "timed out: the server did not answer in time", True
+    if isinstance(exc, requests.exceptions.ConnectionError):
+        return f"could not connect: {_root_cause(exc)}", True
+    if isinstance(exc, requests.exceptions.RequestException):
+        return f"request failed: {_root_cause(exc)}", True
+    raise exc
 
 
-def _read_limited(response: requests.Response, settings: Settings, started: float) -> bytes:
-    """The body, up to the size limit and within the total deadline. iter_content yields
-    decompressed bytes, so the limit holds against compression bombs; a watchdog closes the
-    response at the deadline, since a server trickling bytes never trips the read timeout."""
-    expired = threading.Event()
-
-    def expire() -> None:
-        expired.set()
-        sock = _socket_of(response)
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)  # wakes a recv blocked in another thread
-            except OSError:
-                pass
-        response.close()
-
-    watchdog = threading.Timer(max(0.0, settings.fetch_deadline - (time.monotonic() - started)), expire)
-    watchdog.daemon = True
-    watchdog.start()
+def _read_limited(response: requests.Response, settings: Settings) -> bytes:
+    """The body, up to the size limit. iter_content yields decompressed bytes, so the limit holds
+    against compression bombs; the fetch's _Deadline bounds the time."""
     chunks, size = [], 0
-    try:
-        for chunk in response.iter_content(chunk_size=64 * 1024):
-            size += len(chunk)
-            if size > settings.max_body_bytes:
-                raise _BodyTooLarge
-            chunks.append(chunk)
-    except (_BodyTooLarge, requests.exceptions.RequestException, OSError, ValueError, AttributeError):
-        if expired.is_set():
-            raise _DeadlineExceeded from None
-        raise
-    finally:
-        watchdog.cancel()
-    if expired.is_set():
-        raise _DeadlineExceeded
+    for chunk in response.iter_content(chunk_size=64 * 1024):
+        size += len(chunk)
+        if size > settings.max_body_bytes:
+            raise _BodyTooLarge
+        chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _socket_of(response: requests.Response) -> socket.socket | None:
-    try:
-        return response.raw._fp.fp.raw._sock  # urllib3 -> http.client -> socket file -> socket
-    except AttributeError:
-        return None
 
 
 def _root_cause(exc: BaseException) -> str:

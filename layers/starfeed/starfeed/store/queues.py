@@ -52,11 +52,14 @@ class Queues:
         """Failed fetch messages come back after the retry window, not the queue's visibility
         timeout: FIFO holds the rest of their host's group while they are in flight."""
         for start in range(0, len(receipt_handles), BATCH):
-            self._sqs.change_message_visibility_batch(
+            response = self._sqs.change_message_visibility_batch(
                 QueueUrl=self._settings.fetch_queue_url,
                 Entries=[{"Id": str(i), "ReceiptHandle": handle,
                           "VisibilityTimeout": self._settings.fetch_retry_seconds}
                          for i, handle in enumerate(receipt_handles[start:start + BATCH])])
+            if response.get("Failed"):
+                raise RuntimeError(f"{len(response['Failed'])} failed fetch messages keep the queue's "
+                                   f"visibility timeout: {response['Failed'][0].get('Message')}")
 
     def send_render(self, targets: list[str]) -> None:
         self._sqs.send_message(QueueUrl=self._settings.render_queue_url,
