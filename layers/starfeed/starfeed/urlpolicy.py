@@ -15,9 +15,10 @@ WEB_SCHEMES = frozenset({"http", "https"})
 # Where a format has a place for an address rather than a page (an author's URI), mailto: is fine.
 WEB_AND_MAIL = WEB_SCHEMES | {"mailto"}
 
-# Query parameters that carry a credential in the URLs people subscribe to.
-SECRET_PARAMS = re.compile(r"(^|[_-])(token|key|apikey|api_key|secret|auth|sig|signature|password|"
-                           r"passwd|pass|pwd|session|sid|credential|access[_-]?token)$", re.IGNORECASE)
+# Query parameters that carry a credential in the URLs people subscribe to: any name holding one
+# of these (apiToken, access_key, passkey, X-Amz-Signature...), and a few short names exactly.
+_SECRET_PARTS = ("token", "key", "secret", "pass", "pwd", "auth", "sig", "credential", "session")
+_SECRET_NAMES = frozenset({"sid", "code", "hash"})
 REDACTED = "REDACTED"
 _UNSAFE_CHARS = re.compile(r"[\x00-\x20\x7f\\\ufffe\uffff\ud800-\udfff]")
 
@@ -64,11 +65,13 @@ def redact(url: str | None) -> str | None:
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
-        if any(SECRET_PARAMS.search(name) for name, _ in pairs):
-            query = urlencode([(name, REDACTED if SECRET_PARAMS.search(name) else value)
-                               for name, value in pairs], safe="/:@,")
+        if any(is_secret(name) for name, _ in pairs):
+            query = urlencode([(name, REDACTED if is_secret(name) else value) for name, value in pairs],
+                              safe="/:@,")
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def has_credentials(url: str | None) -> bool:
-    return bool(url) and redact(url) != url
+def is_secret(name: str) -> bool:
+    """Whether a query parameter of this name carries a credential."""
+    lowered = name.lower()
+    return lowered in _SECRET_NAMES or any(part in lowered for part in _SECRET_PARTS)

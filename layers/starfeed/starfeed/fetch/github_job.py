@@ -37,7 +37,7 @@ def fetch_github(storage: Storage, source: Source, lease: float | None, now: flo
                           lambda uids: storage.catalog.known_entries(source.source_id, uids),
                           first_sync=first, now=now, last_starred_at=source.last_starred_at)
     # Every answer is kept before it is read (no answer, no payload: a network failure).
-    new, answers = 0, []
+    new, answers, previously_failed = 0, [], source.status == "error"
     try:
         with stage("store raw"):
             answers = [(store_raw(storage, source, page, now), page) for page in read.pages if page.status is not None]
@@ -47,6 +47,11 @@ def fetch_github(storage: Storage, source: Source, lease: float | None, now: flo
                     _apply_following(storage, source, read, now)
                 elif read.stars:
                     new = _store_stars(storage, source, read, lease, now)
+        # Before the outcome is written: a lost request is then retried with the message. A first
+        # fetch publishes the user's feed; after a failure, stars it stored may be unrendered.
+        if source.kind == "github-user" and (new or first or previously_failed):
+            with stage("render request"):
+                storage.queues.send_render(targets_for(source))
     except StageFailed as failed:
         # Nothing was kept, so neither is the ETag: the next fetch reads these stars again.
         read.verdict = Verdict("failed", str(failed))
@@ -56,8 +61,6 @@ def fetch_github(storage: Storage, source: Source, lease: float | None, now: flo
         storage.catalog.note_rate_limit(source.host, github.rate)  # for `starfeed github status`
     if not storage.catalog.finish_fetch(source, lease):
         log.warning("fetcher: lease on %s was lost; its outcome was not written", source.url)
-    if new or first and source.kind == "github-user":  # a first fetch publishes the user's feed
-        storage.queues.send_render(targets_for(source))
     last = read.pages[-1] if read.pages else None
     log.info("fetcher: %s -> %s in %d request(s), %d new, next %s (%s)%s", source.url,
              last.status if last else "no request", github.requests, new,

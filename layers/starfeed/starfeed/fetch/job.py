@@ -95,7 +95,8 @@ def _fetch_feed(storage: Storage, source: Source, lease: float | None, first_fet
     if not storage.catalog.finish_fetch(source, lease):
         log.warning("fetcher: lease on %s was lost; its outcome was not written", redact(source.url))
     elif _listing(source) != listed:
-        request_summary(storage)
+        # A 410 disabled it: its own feed is unpublished and its entries leave the others.
+        relist(storage, [] if source.enabled else targets_for(source))
     log.info("fetcher: %s -> %s, %d new, next %s (%s)%s", redact(source.url),
              result.status or "no response", len(new),
              f"in {int(source.next_check_at - now)}s" if source.next_check_at else "never",
@@ -110,10 +111,11 @@ def _listing(source: Source) -> tuple:
     return healthy or source.status, source.title, source.site_url, source.enabled, source.last_error
 
 
-def request_summary(storage: Storage) -> None:
-    """Best effort: the listing is rebuilt at the next change if this request is lost."""
+def relist(storage: Storage, targets: list[str]) -> None:
+    """Render these targets and the views that list every source. Best effort: the fetch's outcome
+    is written, and the listing is rebuilt at the next change if this request is lost."""
     try:
-        storage.queues.send_render([SOURCES_SUMMARY])
+        storage.queues.send_render([*targets, SOURCES_SUMMARY])
     except Exception as exc:  # noqa: BLE001 - the fetch's outcome is written; only a view lags
         log.warning("fetcher: the sources summary was not requested: %s", describe(exc))
 
@@ -123,11 +125,13 @@ def _outcome(source: Source, result: FetchResult, now: float,
     if result.error:
         return FetchOutcome(result.status, error=result.error, retry_after=result.retry_after), None
     if result.not_modified or _same_validators(source, result):
-        return FetchOutcome(result.status, not_modified=True, fresh_for=freshness(result.headers, now)), None
+        fresh_for = freshness(result.headers, now, settings.max_interval)
+        return FetchOutcome(result.status, not_modified=True, fresh_for=fresh_for), None
     ingested = ingest(result.body, result.url, result.headers.get("Content-Type"), source, now, settings)
     if ingested.error:
         return FetchOutcome(result.status, error=ingested.error), None
-    return FetchOutcome(result.status, ttl_minutes=ingested.ttl_minutes, fresh_for=freshness(result.headers, now),
+    return FetchOutcome(result.status, ttl_minutes=ingested.ttl_minutes,
+                        fresh_for=freshness(result.headers, now, settings.max_interval),
                         skip_hours=ingested.skip_hours, skip_days=ingested.skip_days,
                         publications=ingested.publications), ingested
 
@@ -191,21 +195,23 @@ def _follow_permanent_redirect(source: Source, result: FetchResult, now: float,
     source.redirect_url = target
     if source.redirect_count >= settings.redirect_persistence:
         log.info("fetcher: %s moved permanently to %s; the source now uses it", redact(source.url), redact(target))
-        source.url_changes = source.url_changes + [{"from": source.url, "to": target, "at": rfc3339(now)}]
+        # The latest changes only: a feed that keeps moving cannot grow its item without bound.
+        source.url_changes = (source.url_changes + [{"from": redact(source.url), "to": redact(target),
+                                                     "at": rfc3339(now)}])[-settings.decision_history:]
         source.url, source.redirect_url, source.redirect_count = target, None, 0
 
 
-def freshness(headers: Mapping[str, str], now: float) -> float | None:
-    """How long the response says it stays fresh: Cache-Control max-age, else Expires."""
+def freshness(headers: Mapping[str, str], now: float, longest: float) -> float | None:
+    """How long the response says it stays fresh (Cache-Control max-age, else Expires), at most
+    `longest`: beyond the longest interval it could not change a decision anyway."""
     control = headers.get("Cache-Control", "").lower()
     if "no-cache" in control or "no-store" in control:
         return None
     for part in control.split(","):
         name, _, value = part.strip().partition("=")
         if name == "max-age" and value.strip().isdigit():
-            return float(value)
-    expires = parse_retry_after(headers.get("Expires"), now) if headers.get("Expires") else None
-    return expires or None
+            return min(float(value), longest)
+    return parse_retry_after(headers.get("Expires"), now, longest) or None
 
 
 def _same_validators(source: Source, result: FetchResult) -> bool:

@@ -16,6 +16,7 @@ from starfeed.parse.html import discover_feeds, extract_article, looks_like_html
 from starfeed.parse.normalize import normalize_entries, parse_date, rfc3339, struct_to_rfc3339, web_link
 from starfeed.parse.text import clean_html, clean_text, clip, plain_text, utf8_size
 from starfeed.settings import Settings
+from starfeed.urlpolicy import redact
 
 SUMMARY_CHARS = 500  # a website article's excerpt
 MESSAGE_CHARS = 500
@@ -39,7 +40,10 @@ class Ingested:
 
 def ingest(body: bytes, url: str, content_type: str | None, source: Source, now: float,
            settings: Settings) -> Ingested:
-    """Never raises: whatever the bytes, an ingested feed or an error naming the stage."""
+    """Never raises: whatever the bytes, an ingested feed or an error naming the stage. Links are
+    resolved against url without its credentials (userinfo, a token in its query), so none of
+    them reaches a link starfeed publishes."""
+    url = redact(url) or url
     try:
         ingested = _website(body, url, source, now, settings) if source.kind == "website" else \
             _feed(body, url, content_type, source, now, settings)

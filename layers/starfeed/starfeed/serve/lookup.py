@@ -5,11 +5,22 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from starfeed.model import Entry, Source
+from starfeed.render import clean
 from starfeed.urlpolicy import redact
 
 
-def item_json(entry: Entry, source: Source) -> dict:
+def public(entry: Entry) -> dict:
+    """The stored entry as JSON, its URLs held to the policy every output follows (entries stored
+    before it held may carry a javascript: enclosure or author)."""
     document = asdict(entry)
+    safe = clean.entry(entry, entry.first_seen)
+    document.update(canonical_link=safe.canonical_link if safe else None,
+                    authors=safe.authors if safe else [], enclosures=safe.enclosures if safe else [])
+    return document
+
+
+def item_json(entry: Entry, source: Source) -> dict:
+    document = public(entry)
     document["source"] = {"id": entry.feed_id, "title": source.title, "url": redact(source.url)}
     return document
 
@@ -39,4 +50,4 @@ def interleave(per_feed: list[list[Entry]], limit: int) -> list[Entry]:
 def site_json(root: str, sources: list[Source], items: list[Entry]) -> dict:
     return {"root": root,
             "feeds": [{"id": s.source_id, "title": s.title, "url": redact(s.url)} for s in sources],
-            "items": [asdict(e) for e in items]}
+            "items": [public(e) for e in items]}

@@ -59,6 +59,8 @@ def subscriptions_opml(sources: list[Source], now: float) -> bytes:
     opml, body = _document("starfeed: subscriptions", now)
     folders: dict[str, ET.Element] = {}
     for source in sources:
+        if not source.enabled:
+            continue  # unsubscribed means unpublished, here too
         shown = clean.shown(source)
         if not (xml_url := clean.link(shown.url)):
             continue  # stored before the URL policy held: nothing a reader could subscribe to
