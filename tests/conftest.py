@@ -80,10 +80,20 @@ def http_get(stack, path: str, headers: dict | None = None) -> dict:
         http_api_event("GET", path, headers or {}, b"", "198.51.100.7"))
 
 
-def dead_letters(stack) -> int:
-    """Messages in the dead-letter queues, visible or being read."""
+def queued(stack, *names: str) -> int:
+    """Messages in these queues, visible or in flight (a failed record stays in flight until its
+    retry)."""
     total = 0
-    for name in ("FetchDeadLetterQueue", "RenderDeadLetterQueue"):
+    for name in names:
         depth = stack.sqs.get_queue_attributes(QueueUrl=stack.queue(name), AttributeNames=["All"])["Attributes"]
         total += int(depth["ApproximateNumberOfMessages"]) + int(depth["ApproximateNumberOfMessagesNotVisible"])
     return total
+
+
+def dead_letters(stack) -> int:
+    return queued(stack, "FetchDeadLetterQueue", "RenderDeadLetterQueue")
+
+
+def failed_records(stack) -> int:
+    """After a drain, what is left in the work queues failed: nothing else stays."""
+    return queued(stack, "FetchQueue", "RenderQueue")

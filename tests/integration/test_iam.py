@@ -101,7 +101,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch):
             assert http_get(stack, path)["statusCode"] in (200, 404), path
     yield used
     for _ in range(3):  # the poison's last retries, then out of the dead-letter queue
-        time.sleep(1.2)
+        time.sleep(2)
         stack.drain()
     # Its requests must not leave 30 s of warm api cache behind for the next test's pages.
     stack.functions["ApiFunction"].module.app.feed_cache.clear()

@@ -146,7 +146,7 @@ def test_a_record_that_keeps_failing_is_retried_alone_then_dead_lettered(stack, 
     receives = [fetch_source.poll()]
     assert storage.catalog.get_source(healthy.source_id).status == "ok"  # not held behind the poison
     for _ in range(3):
-        time.sleep(1.2)
+        time.sleep(2)
         receives.append(fetch_source.poll())
     assert receives == [2, 1, 1, 0]  # maxReceiveCount is 3, then SQS moves it aside
     dead = sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10)["Messages"]

@@ -6,7 +6,7 @@ import json
 import time
 from xml.etree import ElementTree as ET
 
-from conftest import body_of, dead_letters, http_get
+from conftest import body_of, dead_letters, failed_records, http_get
 
 from origin import Reply, rss
 from starfeed.sources import add_source
@@ -69,7 +69,8 @@ def test_poisoned_feeds_are_their_own_problem(stack, storage, origin):
         assert stored.status in ("ok", "error"), path  # fetched, and it says how it went
         assert stored.status == "ok" or stored.last_error, path
     assert storage.catalog.get_source(poisoned["/not-a-feed.json"].source_id).status == "error"
-    assert dead_letters(stack) == dead_before  # nothing that could be handled was dead-lettered
+    assert failed_records(stack) == 0  # every record succeeded: none waits for a retry
+    assert dead_letters(stack) == dead_before
 
     # Entries were fitted, not rejected.
     assert storage.catalog.recent_entries(poisoned["/long-guid.xml"].source_id, 5)
@@ -77,13 +78,16 @@ def test_poisoned_feeds_are_their_own_problem(stack, storage, origin):
     long_link = storage.catalog.recent_entries(poisoned["/long-link.xml"].source_id, 5)
     assert long_link and long_link[0].canonical_link is None and long_link[0].warnings
 
-    for source in [healthy, *poisoned.values()]:
+    for path, source in [("/healthy.xml", healthy), *poisoned.items()]:
         for extension in ("xml", "atom"):
             response = http_get(stack, f"/s/{source.source_id}/feed.{extension}")
-            if response["statusCode"] == 200:
-                document = body_of(response)
-                ET.fromstring(document.encode())  # well-formed
-                assert "javascript:" not in document.lower()
+            if path == "/not-a-feed.json":
+                assert response["statusCode"] == 404  # never parsed, never published
+                continue
+            assert response["statusCode"] == 200, path
+            document = body_of(response)
+            ET.fromstring(document.encode())  # well-formed
+            assert "javascript:" not in document.lower()
     for path in ("/feed.xml", "/feed.atom", "/"):
         document = body_of(http_get(stack, path))
         assert "javascript:" not in document.lower(), path
