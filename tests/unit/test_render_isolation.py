@@ -200,4 +200,5 @@ def test_opml_files_are_well_formed_safe_and_redacted():
     one = next(o for o in etree.fromstring(published).iter("outline") if o.get("title") == "One (RSS)")
     assert one.get("htmlUrl") == f"{BASE}/s/s1/feed"
     subscribed = {o.get("xmlUrl") for o in etree.fromstring(subscriptions).iter("outline")} - {None}
-    assert "https://example.org/f?token=REDACTED&page=2" in subscribed and len(subscribed) == 4
+    assert "https://example.org/f?token=REDACTED&page=2" in subscribed
+    assert "https://example.org/3.xml" not in subscribed and len(subscribed) == 3  # disabled: unpublished
