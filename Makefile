@@ -8,7 +8,10 @@ SAM_VENV := .tools/sam
 SAM := SAM_CLI_TELEMETRY=0 PATH=$(CURDIR)/$(BIN):$$PATH $(SAM_VENV)/bin/sam
 SAM_CLI_VERSION := 1.170.0
 
-.PHONY: run test build validate bench clean
+CHECKOV := .tools/checkov
+CHECKOV_VERSION := 3.3.30
+
+.PHONY: run test build validate checkov bench clean
 
 # RESET=1 starts clean, after moving the saved state aside.
 run: $(VENV)/.installed
@@ -24,6 +27,10 @@ build: $(VENV)/.installed $(SAM_VENV)/.installed
 validate: $(SAM_VENV)/.installed
 	$(SAM) validate --lint
 
+# Every finding is fixed or skipped with its reason in the resource's Metadata: none may appear.
+checkov: $(CHECKOV)/.installed
+	$(CHECKOV)/bin/checkov --quiet --compact --framework cloudformation -f template.yaml
+
 bench: $(VENV)/.installed
 	$(BIN)/python -m starfeed.bench.ingest
 	$(BIN)/python -m starfeed.bench.serve
@@ -38,6 +45,12 @@ $(VENV)/.installed: pyproject.toml layers/starfeed/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	touch $@
+
+$(CHECKOV)/.installed:
+	test -x $(CHECKOV)/bin/python || $(PYTHON) -m venv $(CHECKOV)
+	$(CHECKOV)/bin/python -m pip install --quiet --disable-pip-version-check uv
+	$(CHECKOV)/bin/uv pip install --quiet --python $(CHECKOV)/bin/python checkov==$(CHECKOV_VERSION)
 	touch $@
 
 $(SAM_VENV)/.installed:
