@@ -8,8 +8,7 @@ import time
 from collections import Counter
 from html import escape
 
-from starfeed.model import Source
-from starfeed.serve.summary import SourceRow, row_of
+from starfeed.serve.summary import SourceRow
 from starfeed.stats import percentile_ms
 
 FORMAT_NAMES = {"rss": "RSS", "atom": "Atom", "json": "JSON Feed", "html": "HTML", "opml": "OPML"}
@@ -44,12 +43,10 @@ def bar_chart(rows: list[tuple[str, float]], unit: str = "", width: int = 520) -
             f'preserveAspectRatio="xMinYMin meet">{"".join(bars)}</svg>')
 
 
-def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list[SourceRow | Source],
+def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list[SourceRow],
                      now: float, notice: str | None = None, sources_at: float | None = None) -> bytes:
     """sources and sources_at: load_sources_summary()'s rows and built_at ([] and None before
     the renderer first wrote the summary)."""
-    # Source objects are summarized (and so redacted) here: the benchmark passes them.
-    sources = [s if isinstance(s, SourceRow) else row_of(s) for s in sources]
     totals: Counter = Counter()
     for counters in days.values():
         totals.update(counters)
