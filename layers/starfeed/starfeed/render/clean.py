@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from starfeed.model import Entry
+from starfeed.parse.text import xml_safe
 from starfeed.urlpolicy import WEB_AND_MAIL, redact, safe_link
 
 # XML 1.0 Char excludes C0 controls (but tab, LF, CR), lone surrogates, U+FFFE and U+FFFF.
-_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _MIME = re.compile(r"[A-Za-z0-9][\w.+-]*/[A-Za-z0-9][\w.+-]*")
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 LINE = 2048  # titles, names, categories: a reader shows a line of them
@@ -32,7 +32,7 @@ def text(value: object, limit: int = LINE) -> str | None:
         value = str(value)
     if not isinstance(value, str):
         return None
-    value = _XML_ILLEGAL.sub("", value[:limit]).strip()
+    value = xml_safe(value[:limit]).strip()
     return value or None
 
 
