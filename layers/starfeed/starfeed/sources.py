@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from starfeed.model import Source, source_id_for
-from starfeed.store import Storage
+from starfeed.store import PARTITION_KEY_BYTES, Storage
 
 
 class BadSource(ValueError):
@@ -26,6 +26,9 @@ def new_source(url: str, now: float, collections: list[str] | None = None, *, ki
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BadSource(f"not an http(s) URL: {url!r}")
+    if len(url.encode("utf-8", "surrogatepass")) > PARTITION_KEY_BYTES:
+        raise BadSource(f"a URL of {len(url.encode('utf-8', 'surrogatepass')):,} bytes is longer than "
+                        f"starfeed can index ({PARTITION_KEY_BYTES:,})")
     for collection in collections or []:
         if not COLLECTION_NAME.fullmatch(collection):
             raise BadSource(f"collection names are lower-case letters, digits, - and _: {collection!r}")

@@ -188,6 +188,8 @@ def remember_decision(source: Source, reason: str, before: int, after: int, now:
 def _follow_permanent_redirect(source: Source, result: FetchResult, now: float,
                                settings: Settings) -> None:
     target = result.permanent_redirect if result.error is None else None
+    if target is not None and len(target.encode()) > settings.max_link_bytes:
+        target = None  # the source's URL is an index key: it stays where it was, and still works
     if target is None:
         source.redirect_url, source.redirect_count = None, 0
         return

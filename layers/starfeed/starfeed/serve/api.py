@@ -19,7 +19,7 @@ from starfeed.serve.cache import FeedCache
 from starfeed.serve.negotiate import OFFERED, BadAccept, NotAcceptable, negotiate
 from starfeed.serve.summary import PUBLISHED_OPML, SUBSCRIPTIONS_OPML
 from starfeed.stats import Sampler, reader_of
-from starfeed.store import Storage
+from starfeed.store import PARTITION_KEY_BYTES, Storage
 from starfeed.store.blobs import FeedObject
 
 _SOURCE_ID = re.compile(r"^[0-9a-f]{6,64}$")
@@ -58,9 +58,12 @@ def build_app(storage: Storage, metrics: Metrics | None = None,
         return app.current_event.headers.get(name.lower())
 
     def url_param() -> str | None:
-        """The url= query parameter when it is an http(s) URL."""
+        """The url= query parameter when it is an http(s) URL that could be a key: DynamoDB
+        refuses an index key over 2,048 bytes, and a reader's query must not become a 500."""
         url = app.current_event.get_query_string_value("url")
-        return url if url and url.startswith(("http://", "https://")) else None
+        if not url or not url.startswith(("http://", "https://")):
+            return None
+        return url if len(url.encode("utf-8", "surrogatepass")) <= PARTITION_KEY_BYTES else None
 
     def load(key: str) -> tuple[FeedObject | None, bool]:
         return cache.get(key, lambda etag: storage.blobs.get_feed(key, if_none_match=etag))
@@ -234,5 +237,5 @@ def _http_date(value: str | None) -> int | None:
         return None
     try:
         return int(email.utils.parsedate_to_datetime(value).timestamp())
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None

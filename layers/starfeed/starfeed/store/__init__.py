@@ -14,6 +14,13 @@ from starfeed.store.counters import Counters
 from starfeed.store.queues import Queues
 from starfeed.store.secrets import Secrets
 
+# DynamoDB's limits (developer guide, "Service, account, and table quotas"): an item is at most
+# 400 KB; a sort key (entry_uid, and sort_key = "<time>#<entry_uid>") 1,024 bytes; a partition
+# key, canonical_link in the ByLink index and url in ByUrl included, 2,048 bytes.
+ITEM_BYTES = 400 * 1024
+SORT_KEY_BYTES = 1024
+PARTITION_KEY_BYTES = 2048
+
 
 @dataclass
 class Storage:

@@ -18,6 +18,7 @@ from pynamodb.transactions import TransactWrite
 
 from starfeed.model import Entry, Source, root_domain_of
 from starfeed.settings import Settings
+from starfeed.store import ITEM_BYTES, PARTITION_KEY_BYTES, SORT_KEY_BYTES
 
 DAY = 86400
 
@@ -153,12 +154,6 @@ _SOURCE_FIELDS = [f.name for f in fields(Source)]
 _ENTRY_FIELDS = [f.name for f in fields(Entry)]
 
 
-# DynamoDB's limits (developer guide, "Service, account, and table quotas"): an item is at most
-# 400 KB; a sort key (entry_uid, and sort_key = "<time>#<entry_uid>") 1,024 bytes; a partition
-# key, canonical_link in the ByLink index included, 2,048 bytes.
-ITEM_BYTES = 400 * 1024
-SORT_KEY_BYTES = 1024
-PARTITION_KEY_BYTES = 2048
 
 
 def entry_problem(entry: Entry) -> str | None:
