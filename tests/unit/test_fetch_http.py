@@ -183,3 +183,11 @@ def test_server_errors_are_retried_three_times_with_backoff(origin):
 def test_a_503_with_retry_after_is_not_retried(origin):
     url = origin.serve("/busy", Reply(503, headers={"Retry-After": "60"}))
     assert fetch(url, SETTINGS).retry_after == 60 and len(origin.hits("/busy")) == 1
+
+
+def test_a_validator_too_long_to_keep_is_not_kept(origin):
+    long_tag = '"' + "e" * 2000 + '"'
+    result = fetch(origin.serve("/long-etag", Reply(200, rss(("a", "A")), {"ETag": long_tag,
+                                                                      "Last-Modified": "Mon, 01 Jan 2024 00:00:00 GMT"})),
+                   SETTINGS)
+    assert result.validators == (None, "Mon, 01 Jan 2024 00:00:00 GMT")

@@ -212,8 +212,7 @@ def read_stars(github: GitHub, login: str, etag: str | None, last_modified: str 
             read.verdict = page.verdict
             return read
         if len(read.pages) == 1:
-            read.etag = page.result.headers.get("ETag")
-            read.last_modified = page.result.headers.get("Last-Modified")
+            read.etag, read.last_modified = page.result.validators
         try:
             stars = stars_of(page.result.body)
         except BadBody as exc:

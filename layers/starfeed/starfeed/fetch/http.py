@@ -28,6 +28,7 @@ from starfeed.model import host_of
 from starfeed.settings import Settings
 
 MAX_REDIRECTS = 5
+MAX_VALIDATOR = 1024  # characters of an ETag or Last-Modified kept for the next request
 ACCEPT = ("application/rss+xml, application/atom+xml, application/feed+json, "
           "application/xml;q=0.9, text/xml;q=0.9, text/html;q=0.5, */*;q=0.1")
 
@@ -53,6 +54,14 @@ class FetchResult:
     @property
     def not_modified(self) -> bool:
         return self.status == 304
+
+    @property
+    def validators(self) -> tuple[str | None, str | None]:
+        """(ETag, Last-Modified) worth keeping for the next conditional GET. A server may send
+        64 KB of either; kept on the source item and sent back, that is only a cost: longer ones
+        are not kept, and the next fetch is unconditional."""
+        return tuple(value if value and len(value) <= MAX_VALIDATOR else None
+                     for value in (self.headers.get("ETag"), self.headers.get("Last-Modified")))
 
 
 # A reason a person can act on, per status.

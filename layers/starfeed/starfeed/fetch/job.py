@@ -160,8 +160,8 @@ def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref:
     else:
         source.status = "not-modified" if outcome.not_modified else "ok"
         source.last_success_at = now
-        source.etag = result.headers.get("ETag") or source.etag
-        source.last_modified = result.headers.get("Last-Modified") or source.last_modified
+        etag, last_modified = result.validators
+        source.etag, source.last_modified = etag or source.etag, last_modified or source.last_modified
     if result.status == 410:
         source.enabled, source.status = False, "gone"
         source.last_error = f"{outcome.error}; the source is disabled"
