@@ -1,7 +1,5 @@
-import importlib.util
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 

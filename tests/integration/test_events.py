@@ -3,7 +3,6 @@
 import copy
 import json
 import time
-from pathlib import Path
 
 import feedparser
 from conftest import ROOT, body_of, load_event

@@ -86,7 +86,6 @@ def starred(login, uid, stars):
 
 
 def test_following_is_paginated_through_a_foreign_next_link_and_unfollowed_accounts_are_disabled(stack, github):
-    now = time.time()
     accounts = [starred(f"user{n}", 5000 + n, []) for n in range(230)]
     sim, storage = github(accounts)
     connect(storage)
