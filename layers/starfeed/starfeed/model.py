@@ -58,6 +58,10 @@ class Source:
     # Seed 004: drop items whose link leaves the feed's host. Off by default: link blogs,
     # aggregators and feed proxies rightly link elsewhere.
     enforce_feed_domain: bool = False
+    # Keep the newest N entries of the first fetch whatever seed 002's first-poll and age
+    # filters say (`source add --backfill N`): a new subscription then starts with its history.
+    backfill: int = 0
+    language: str | None = None  # as the feed declares it (RSS <language>, xml:lang, JSON Feed)
     # Conditional GET validators.
     etag: str | None = None
     last_modified: str | None = None
@@ -68,7 +72,8 @@ class Source:
     last_fetch_at: float | None = None
     last_success_at: float | None = None
     consecutive_failures: int = 0
-    entry_count: int = 0
+    entry_count: int = 0  # entries stored, ever
+    last_dropped: dict[str, int] = field(default_factory=dict)  # the last fetch's filters: reason -> count
     # The last fetches, newest first: {fetch_id, at, status, outcome, body_sha256}.
     fetch_history: list[dict] = field(default_factory=list)
     # A permanent redirect is followed for good once it persists (settings.redirect_persistence).
@@ -121,15 +126,19 @@ class Entry:
     seen_count: int = 1
     raw_refs: list[dict] = field(default_factory=list)
     content_hash: str = ""
+    # Where an undated entry of a source's first fetch sits in time order: it predates the
+    # subscription by an unknown time, so it sorts with the oldest entries a fetch keeps.
+    ordered_at: str | None = None
     # What starfeed changed to store the entry (an over-long link dropped, content truncated).
     warnings: list[str] = field(default_factory=list)
 
     @property
     def sort_time(self) -> str:
-        """Publication time for ordering; first_seen when it is missing or in the future."""
-        if self.published and self.published <= self.last_seen:
+        """Publication time for ordering; when it is missing or was in the future when first
+        seen, the backlog position (ordered_at) or else first_seen."""
+        if self.published and self.published <= self.first_seen:
             return self.published
-        return self.first_seen
+        return self.ordered_at or self.first_seen
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,8 @@ def build_models(settings: Settings):
         collections = ListAttribute(of=UnicodeAttribute, default=list)
         root_domain = UnicodeAttribute(null=True)
         enforce_feed_domain = BooleanAttribute(default=False)
+        backfill = NumberAttribute(default=0)
+        language = UnicodeAttribute(null=True)
         etag = UnicodeAttribute(null=True)
         last_modified = UnicodeAttribute(null=True)
         status = UnicodeAttribute(default="new")
@@ -67,6 +69,7 @@ def build_models(settings: Settings):
         last_success_at = NumberAttribute(null=True)
         consecutive_failures = NumberAttribute(default=0)
         entry_count = NumberAttribute(default=0)
+        last_dropped = JSONAttribute(default=dict)
         fetch_history = JSONAttribute(default=list)
         redirect_url = UnicodeAttribute(null=True)
         redirect_count = NumberAttribute(default=0)
@@ -137,6 +140,7 @@ def build_models(settings: Settings):
         seen_count = NumberAttribute(default=1)
         raw_refs = JSONAttribute(default=list)
         content_hash = UnicodeAttribute()
+        ordered_at = UnicodeAttribute(null=True)
         warnings = JSONAttribute(default=list)
         rewrite_count = NumberAttribute(default=0)  # times rewritten after a content change
         # Derived keys for ordering, and the TTL that lets old entries leave by themselves.
@@ -352,7 +356,7 @@ class Catalog:
         values = {name: getattr(source, name) for name in _SOURCE_FIELDS
                   if name not in ("source_id", "created_at", "collections", "kind", "polling",
                                   "locked_until", "enforce_feed_domain", "policy", "min_interval",
-                                  "max_interval")}
+                                  "max_interval", "backfill")}
         if source.enabled:
             del values["enabled"]  # a fetch only ever disables (410); it never re-enables
         values.update(self._due_keys(source))
