@@ -108,7 +108,7 @@ def test_inspect_explains_filtered_entries_and_all_shows_them(capsys, origin, mo
     url = origin.serve("/old.xml", Reply(200, rss(("o1", "Old one"), ("o2", "Old two"))))
     code, out, err = run(capsys, "inspect", "--json", url)
     assert (code, out) == (0, "")
-    assert "dropped:  2 published before the source was added" in err and "--all" in err
+    assert "dropped:  2 published before you subscribed" in err and "--all" in err
     code, out, _ = run(capsys, "inspect", "--json", "--all", url)
     assert [json.loads(line)["entry_uid"] for line in out.splitlines()] == ["o1", "o2"]
 

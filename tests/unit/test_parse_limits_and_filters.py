@@ -49,6 +49,43 @@ def test_domain_enforcement_is_per_source_and_off_by_default():
     assert result.kept == [] and result.dropped == {"linking off the feed's domain": 1}
 
 
+def undated(n: int) -> list[Entry]:
+    return [Entry(entry_uid=f"u{i}", feed_id="s", canonical_link=f"https://news.example/{i}",
+                  first_seen="2026-02-17T12:30:00Z", last_seen="2026-02-17T12:30:00Z") for i in range(n)]
+
+
+def test_a_first_fetch_keeps_the_first_three_undated_entries_placed_behind_a_week_of_news():
+    result = filter_entries(undated(20), NEW, NOW, max_age_days=7)
+    assert [e.entry_uid for e in result.kept] == ["u0", "u1", "u2"]
+    assert result.dropped == {"undated, beyond the first 3 of a new subscription": 17}
+    # In the feed's own order, each behind every entry the age rule keeps.
+    assert [e.sort_time for e in result.kept] == ["2026-02-10T12:30:00Z", "2026-02-10T12:29:59Z",
+                                                 "2026-02-10T12:29:58Z"]
+
+
+def test_later_fetches_keep_every_undated_entry_at_its_first_sighting():
+    result = filter_entries(undated(20), POLLED, NOW, max_age_days=7)
+    assert len(result.kept) == 20 and not result.dropped
+    assert {e.sort_time for e in result.kept} == {"2026-02-17T12:30:00Z"}
+
+
+def test_backfill_keeps_the_newest_n_of_a_first_fetch_whatever_their_age():
+    dates = ["2025-06-01T00:00:00Z", "2026-01-01T00:00:00Z", "2026-02-17T12:00:00Z", "2025-12-01T00:00:00Z"]
+    backfilled = Source(**{**NEW.__dict__, "backfill": 2})
+    result = filter_entries([entry(d) for d in dates], backfilled, NOW, max_age_days=7)
+    assert [e.published for e in result.kept] == ["2026-01-01T00:00:00Z", "2026-02-17T12:00:00Z"]
+    assert result.dropped == {"older than 7 days": 2}
+    # Only a first fetch: afterwards the age rule holds again.
+    later = Source(**{**POLLED.__dict__, "backfill": 2})
+    assert [e.published for e in filter_entries([entry(d) for d in dates], later, NOW, 7).kept] == [dates[2]]
+
+
+def test_backfill_counts_undated_entries_after_dated_ones():
+    mixed = undated(5) + [entry("2026-02-17T12:00:00Z")]
+    result = filter_entries(mixed, Source(**{**NEW.__dict__, "backfill": 4}), NOW, max_age_days=7)
+    assert [e.entry_uid for e in result.kept] == ["u0", "u1", "u2", "2026-02-17T12:00:00Z"]
+
+
 JSON_FEED_11 = {
     "version": "https://jsonfeed.org/version/1.1", "title": "J", "home_page_url": "https://j.example/",
     "items": [

@@ -1,4 +1,5 @@
-"""Which normalized entries a source keeps (seed 002's age rules, seed 004's domain rule). Pure."""
+"""Which normalized entries a source keeps (seed 002's age rules, seed 004's domain rule), and
+where a first fetch's undated backlog sits in time order. Pure."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from starfeed.model import Entry, Source, host_of
 from starfeed.parse.normalize import rfc3339
 
 DAY = 86400
+# A first fetch keeps at most this many undated entries, the feed's first ones: a feed whose whole
+# backlog is undated contributes its newest few, not dozens (`--backfill N` keeps more).
+FIRST_FETCH_UNDATED = 3
 
 
 @dataclass
@@ -16,27 +20,50 @@ class Filtered:
     kept: list[Entry]
     dropped: Counter = field(default_factory=Counter)  # reason -> count
 
-    def summary(self) -> list[str]:
-        return [f"{count} {reason}" for reason, count in self.dropped.items()]
-
 
 def filter_entries(entries: list[Entry], source: Source, now: float, max_age_days: int) -> Filtered:
     """- enforce_feed_domain: drop items linking off the feed's host;
-    - older than the maximum article age: dropped (entries without a date are kept);
-    - on a source's first successful poll, items published before it was created are dropped
-      (entries without a date are kept)."""
+    - older than the maximum article age: dropped;
+    - on a source's first successful poll: items published before it was created are dropped,
+      and of the undated ones only the first FIRST_FETCH_UNDATED are kept;
+    - on that poll, source.backfill keeps the newest N entries whatever their age or date.
+    A first fetch's undated entries predate the subscription by an unknown time: they are
+    placed (ordered_at) with the oldest entries the age rule keeps, in the feed's own order,
+    so they never lead an aggregate over dated news."""
     oldest = rfc3339(now - max_age_days * DAY)
     created = rfc3339(source.created_at)
     first_poll = source.last_success_at is None
     feed_host = host_of(source.url)
     result = Filtered(kept=[])
+    on_domain = []
     for entry in entries:
         if source.enforce_feed_domain and entry.canonical_link and host_of(entry.canonical_link) != feed_host:
             result.dropped["linking off the feed's domain"] += 1
+        else:
+            on_domain.append(entry)
+    backfilled = set(map(id, _newest(on_domain, source.backfill))) if first_poll else set()
+    undated = 0
+    for entry in on_domain:
+        if id(entry) in backfilled:
+            pass
         elif entry.published and entry.published < oldest:
             result.dropped[f"older than {max_age_days} days"] += 1
+            continue
         elif first_poll and entry.published and entry.published < created:
-            result.dropped["published before the source was added"] += 1
-        else:
-            result.kept.append(entry)
+            result.dropped["published before you subscribed"] += 1
+            continue
+        elif first_poll and not entry.published and undated >= FIRST_FETCH_UNDATED:
+            result.dropped[f"undated, beyond the first {FIRST_FETCH_UNDATED} of a new subscription"] += 1
+            continue
+        if first_poll and not entry.published:
+            entry.ordered_at = rfc3339(now - max_age_days * DAY - undated)
+            undated += 1
+        result.kept.append(entry)
     return result
+
+
+def _newest(entries: list[Entry], count: int) -> list[Entry]:
+    """The newest count entries: dated ones by date, then undated ones in the feed's order."""
+    if count <= 0:
+        return []
+    return sorted(entries, key=lambda e: e.published or "", reverse=True)[:count]

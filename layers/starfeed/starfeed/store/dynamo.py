@@ -503,7 +503,9 @@ class Catalog:
 
     def _entry_record(self, entry: Entry, rewrites: int = 0):
         sort_time = entry.sort_time
-        expires = calendar.timegm(time.strptime(sort_time, "%Y-%m-%dT%H:%M:%SZ"))
+        # Kept for the retention period after the later of its date and its first sighting: a
+        # backfilled entry from last year is not deleted the moment it is stored.
+        expires = calendar.timegm(time.strptime(max(sort_time, entry.first_seen), "%Y-%m-%dT%H:%M:%SZ"))
         return self.Entry(**asdict(entry), rewrite_count=rewrites,
                           sort_key=f"{sort_time}#{entry.entry_uid}",
                           day=sort_time[:10],
