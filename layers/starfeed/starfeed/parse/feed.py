@@ -31,6 +31,10 @@ class ParsedFeed:
     format: str | None = None  # rss20, atom10, rss10, json11, ...
     title: str | None = None
     link: str | None = None
+    # The channel's authors (feedparser-shaped {name, email, href}): an entry without its own
+    # inherits them (RFC 4287 §4.2.1); and its language as declared (RSS, xml:lang, JSON Feed).
+    authors: list = field(default_factory=list)
+    language: str | None = None
     ttl_minutes: int | None = None
     # RSS skipHours (0-23, UTC) and skipDays ("Mon".."Sun"); feedparser keeps only the last one.
     skip_hours: tuple[int, ...] = ()
@@ -57,7 +61,7 @@ def _parse_json(body: bytes, url: str, max_depth: int) -> ParsedFeed:
     except NotJsonFeed as exc:
         return ParsedFeed(error=f"not a feed: {exc}")
     return ParsedFeed(format=channel["version"], title=channel["title"], link=channel["link"],
-                      entries=entries)
+                      authors=channel["authors"], language=channel["language"], entries=entries)
 
 
 def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
@@ -65,9 +69,11 @@ def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
     if content_type:
         headers["content-type"] = content_type
     try:
-        # nh3 sanitizes every HTML field afterwards, faster and stricter than feedparser's own.
+        # nh3 sanitizes every HTML field afterwards, faster and stricter than feedparser's own,
+        # and resolves its relative URLs against each entry's base (parse.normalize), which
+        # feedparser's resolution gets wrong for in-page anchors (it points them at the feed).
         parsed = feedparser.parse(body, response_headers=headers, sanitize_html=False,
-                                  resolve_relative_uris=True)
+                                  resolve_relative_uris=False)
     except Exception as exc:  # feedparser raises on some hostile inputs instead of setting bozo
         return ParsedFeed(error=f"not parseable: {type(exc).__name__}: {str(exc)[:200]}")
     channel = parsed.get("feed", {})
@@ -80,9 +86,23 @@ def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
         if problem is not None and not isinstance(problem, _BENIGN) else []
     hours, days = _skip_windows(body)
     return ParsedFeed(format=parsed.get("version") or "unknown", title=channel.get("title"),
-                      link=channel.get("link"), ttl_minutes=_ttl(channel.get("ttl")),
+                      link=channel.get("link"), authors=_channel_authors(channel),
+                      language=_str(channel.get("language")), ttl_minutes=_ttl(channel.get("ttl")),
                       skip_hours=hours, skip_days=days, entries=list(parsed.entries),
                       warnings=warnings)
+
+
+def _channel_authors(channel) -> list:
+    """The channel's author: Atom's feed author, RSS's managingEditor or dc:creator."""
+    authors = channel.get("authors")
+    if isinstance(authors, list) and authors:
+        return authors
+    detail = channel.get("author_detail")
+    return [detail] if isinstance(detail, dict) else []
+
+
+def _str(value) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _skip_windows(body: bytes) -> tuple[tuple[int, ...], tuple[str, ...]]:

@@ -14,7 +14,7 @@ from starfeed.parse.filters import filter_entries
 from starfeed.parse.fit import TITLE_CHARS, fit_entry
 from starfeed.parse.html import discover_feeds, extract_article, looks_like_html
 from starfeed.parse.normalize import normalize_entries, parse_date, rfc3339, struct_to_rfc3339, web_link
-from starfeed.parse.text import clean_html, clean_text, clip, plain_text, utf8_size
+from starfeed.parse.text import clean_html, clean_text, clip, language_tag, plain_text, utf8_size
 from starfeed.settings import Settings
 from starfeed.urlpolicy import redact
 
@@ -27,6 +27,7 @@ class Ingested:
     format: str | None = None
     title: str | None = None
     link: str | None = None
+    language: str | None = None  # as the feed declares it, as a BCP 47 tag (the source's language)
     ttl_minutes: int | None = None
     skip_hours: tuple[int, ...] = ()
     skip_days: tuple[str, ...] = ()
@@ -66,13 +67,13 @@ def _feed(body: bytes, url: str, content_type: str | None, source: Source, now: 
                     "; subscribe to it as a website (--website) to follow its article")
             return Ingested(error=f"an HTML page, not a feed{hint}")
         return Ingested(error=parsed.error, warnings=parsed.warnings)
-    entries = normalize_entries(parsed.entries, source.source_id, url, now, settings)
+    entries = normalize_entries(parsed.entries, source.source_id, url, now, settings, parsed.authors)
     filtered = filter_entries(entries, source, now, settings.max_article_age_days)
     warnings = list(parsed.warnings)
     return Ingested(format=parsed.format, title=clip(clean_text(parsed.title), TITLE_CHARS),
                     link=_channel_link(parsed.link, url, settings, warnings),
-                    ttl_minutes=parsed.ttl_minutes, skip_hours=parsed.skip_hours,
-                    skip_days=parsed.skip_days, publications=_publications(entries, now),
+                    language=language_tag(parsed.language), ttl_minutes=parsed.ttl_minutes,
+                    skip_hours=parsed.skip_hours, skip_days=parsed.skip_days, publications=_publications(entries, now),
                     parsed_count=len(entries),
                     entries=filtered.kept, dropped=filtered.dropped, warnings=warnings)
 
@@ -102,7 +103,7 @@ def _website(body: bytes, url: str, source: Source, now: float, settings: Settin
     author = clean_text(article.author)
     entry = Entry(entry_uid=f"sha256:{article.text_hash}", feed_id=source.source_id,
                   canonical_link=web_link(url), title=clean_text(article.title),
-                  summary=clip(clean_text(article.text), SUMMARY_CHARS), content=clean_html(article.html),
+                  summary=clip(clean_text(article.text), SUMMARY_CHARS), content=clean_html(article.html, url, url),
                   authors=[{"name": author, "email": None, "uri": None}] if author else [],
                   published=struct_to_rfc3339(parse_date(article.published)), first_seen=seen,
                   last_seen=seen, content_hash=article.text_hash)

@@ -44,28 +44,39 @@ def parse_json_feed(body: bytes, url: str, max_depth: int) -> tuple[dict, list[d
         raise NotJsonFeed("JSON Feed without an items list")
     base = safe_link(_str(document.get("feed_url")), url) or url
     channel = {"title": _str(document.get("title")), "link": _str(document.get("home_page_url")),
-               "version": "json1" + ("1" if version.endswith("1.1") else "0")}
+               "version": "json1" + ("1" if version.endswith("1.1") else "0"),
+               "authors": _authors(document, base), "language": _str(document.get("language"))}
     return channel, [_entry(item, base) for item in items if isinstance(item, dict)]
 
 
 def _entry(item: dict, base: str) -> dict:
     html, text = _str(item.get("content_html")), _str(item.get("content_text"))
-    authors = item.get("authors") if isinstance(item.get("authors"), list) else [item.get("author")]  # 1.0: one
+    link = safe_link(_str(item.get("url")), base)
     return {
         "id": _id(item.get("id")),
-        "link": safe_link(_str(item.get("url")), base) or safe_link(_str(item.get("external_url")), base),
+        "link": link or safe_link(_str(item.get("external_url")), base),
         "title": _str(item.get("title")),
         "summary": _str(item.get("summary")) or text,
-        "content": [{"value": html or escape(text)}] if html or text else [],
+        # JSON Feed names no base for content_html's relative URLs: as in RSS and Atom without
+        # xml:base, the document's own address (RFC 3986 §5.1.3). "base" as feedparser says it.
+        "content": [{"value": html or escape(text), "base": base}] if html or text else [],
         "published_parsed": parse_date(item.get("date_published")),
         "updated_parsed": parse_date(item.get("date_modified")),
-        "authors": [{"name": _str(a.get("name")), "href": safe_link(_str(a.get("url")), base, WEB_AND_MAIL)}
-                    for a in authors if isinstance(a, dict)],
+        "authors": _authors(item, base),
         "tags": [{"term": t} for t in _list(item.get("tags")) if isinstance(t, str)],
         "enclosures": [{"href": href, "type": _str(a.get("mime_type")), "length": _size(a.get("size_in_bytes"))}
                        for a in _list(item.get("attachments")) if isinstance(a, dict)
                        and (href := safe_link(_str(a.get("url")), base))],
     }
+
+
+def _authors(holder: dict, base: str) -> list[dict]:
+    """1.1's authors, else 1.0's author: feedparser-shaped {name, href}."""
+    authors = holder.get("authors")
+    if not (isinstance(authors, list) and authors):
+        authors = [holder.get("author")]
+    return [{"name": _str(a.get("name")), "href": safe_link(_str(a.get("url")), base, WEB_AND_MAIL)}
+            for a in authors if isinstance(a, dict)]
 
 
 def _str(value) -> str | None:

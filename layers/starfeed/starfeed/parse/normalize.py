@@ -74,16 +74,21 @@ def struct_to_rfc3339(struct) -> str | None:
 
 
 def normalize_entries(raw_entries: list, feed_id: str, feed_url: str, now: float,
-                      limits: Settings = DEFAULTS) -> list[Entry]:
+                      limits: Settings = DEFAULTS, feed_authors: list | None = None) -> list[Entry]:
     """Every entry normalized and fitted to storage (limits: the max_* settings); none dropped
-    but an exact repeat of an earlier one."""
+    but an exact repeat of an earlier one. An entry without an author has the feed's
+    (feed_authors, feedparser-shaped), as RFC 4287 §4.2.1 says of Atom and readers do of RSS."""
     seen = rfc3339(now)
     entries: list[Entry] = []
     uids: set[str] = set()
+    inherited = _author_list(feed_authors)
     for raw in raw_entries if isinstance(raw_entries, (list, tuple)) else ():
         if not isinstance(raw, Mapping):
             continue
-        entry = fit_entry(normalize_entry(raw, feed_id, feed_url, seen), limits)
+        entry = normalize_entry(raw, feed_id, feed_url, seen)
+        if not entry.authors and inherited:
+            entry.authors = [dict(author) for author in inherited]
+        entry = fit_entry(entry, limits)
         if entry.entry_uid in uids:
             # A GUID repeated inside one feed must not merge two different entries.
             entry.entry_uid = fit_uid(f"{entry.entry_uid}#{entry.content_hash[:12]}", limits.max_uid_bytes)
@@ -99,10 +104,14 @@ def normalize_entry(raw: Mapping, feed_id: str, feed_url: str, seen: str) -> Ent
     link = web_link(raw.get("link"), feed_url)
     title = clean_text(raw.get("title"))
     published = struct_to_rfc3339(raw.get("published_parsed")) or struct_to_rfc3339(raw.get("updated_parsed"))
-    contents = [c.get("value") for c in _dicts(raw.get("content")) if isinstance(c.get("value"), str)]
+    contents = [c for c in _dicts(raw.get("content")) if isinstance(c.get("value"), str)]
     raw_summary = _str(raw.get("summary"))
-    body = contents[0] if contents else raw_summary
-    content = clean_html(body)
+    detail = contents[0] if contents else raw.get("summary_detail")
+    body = contents[0]["value"] if contents else raw_summary
+    # Relative URLs resolve against the base in scope where the HTML stood (xml:base, else the
+    # document's address, as feedparser reports it); in-page anchors against the entry's page.
+    base = (_str(detail.get("base")) if isinstance(detail, Mapping) else None) or feed_url
+    content = clean_html(body, base, link)
     # Most RSS items' description is their content: take its text from the sanitized HTML
     # rather than sanitizing the same markup twice.
     summary = text_of(content) if body is raw_summary else clean_text(raw_summary)
@@ -128,14 +137,20 @@ def normalize_entry(raw: Mapping, feed_id: str, feed_url: str, seen: str) -> Ent
 
 
 def _authors(raw: Mapping) -> list[dict]:
-    authors = []
-    for detail in _dicts(raw.get("authors")):
-        author = {"name": clean_text(detail.get("name")), "email": clean_text(detail.get("email")),
-                  "uri": web_link(detail.get("href"), None, WEB_AND_MAIL)}
-        if any(author.values()):
-            authors.append(author)
+    authors = _author_list(raw.get("authors"))
     if not authors and clean_text(raw.get("author")):
         authors.append({"name": clean_text(raw.get("author")), "email": None, "uri": None})
+    return authors
+
+
+def _author_list(details) -> list[dict]:
+    """feedparser's author details ({name, email, href}) as stored authors ({name, email, uri})."""
+    authors = []
+    for detail in _dicts(details):
+        author = {"name": clean_text(detail.get("name")), "email": clean_text(detail.get("email")),
+                  "uri": web_link(detail.get("href"), None, WEB_AND_MAIL)}
+        if any(author.values()) and author not in authors:
+            authors.append(author)
     return authors
 
 

@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import html
 import re
+from urllib.parse import urlsplit
 
 import nh3
+
+from starfeed.urlpolicy import safe_link
 
 # Characters XML 1.0 forbids; feedgen refuses them, so they never reach storage.
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 _SPACES = re.compile(r"\s+")
-_TAGS = re.compile(r"<[^>]*>")
+_TAGS = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)?[^>]*>")
+# Elements that break a line where they start and end: their tags become a space in plain text.
+# The others (a, b, em, code, span...) sit inside a run of text and leave nothing behind, so
+# "Hello <a>world</a>." reads "Hello world.", not "Hello world .".
+_BLOCKS = frozenset({
+    "address", "article", "aside", "blockquote", "br", "caption", "center", "dd", "details", "dir",
+    "div", "dl", "dt", "figcaption", "figure", "footer", "h1", "h2", "h3", "h4", "h5", "h6",
+    "header", "hgroup", "hr", "li", "main", "menu", "nav", "ol", "p", "pre", "section", "summary",
+    "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"})
+# The attributes nh3 keeps that hold a URL (nh3.ALLOWED_ATTRIBUTES: a href, img src, cite).
+_URL_ATTRIBUTES = frozenset({"href", "src", "cite"})
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 ELLIPSIS = "…"
 
 
@@ -23,9 +37,12 @@ def clean_text(value: str | None) -> str | None:
     if not value or not isinstance(value, str):
         return None
     text = xml_safe(value)
-    if "<" in text or "&" in text:  # plain text (most titles, names, tags) needs no parser
-        # Decoding may bring back what the first pass removed (&#27;): remove it again.
-        text = xml_safe(html.unescape(nh3.clean(text, tags=set())))
+    # Plain text (most titles, names, tags) needs no parser. Decoding may bring back what the
+    # first pass removed (&#27;): remove it again.
+    if "<" in text:
+        text = xml_safe(text_of(nh3.clean(text)) or "")
+    elif "&" in text:
+        text = xml_safe(html.unescape(text))
     text = _SPACES.sub(" ", text).strip()
     return text or None
 
@@ -38,22 +55,55 @@ def plain_text(value: str | None) -> str | None:
     return _SPACES.sub(" ", xml_safe(value)).strip() or None
 
 
-def clean_html(value: str | None) -> str | None:
+def clean_html(value: str | None, base: str | None = None, page: str | None = None) -> str | None:
     """Sanitized HTML: no script, event handlers, iframes, javascript: or data: URLs, and no
-    character XML forbids (nh3 turns a reference such as &#27; back into the character)."""
+    character XML forbids (nh3 turns a reference such as &#27; back into the character).
+
+    With a base (an absolute http(s) URL), every relative URL in it is made absolute, so the
+    HTML means the same wherever a reader shows it (an RSS reader has no base to resolve
+    against): against base, and an in-page anchor ("#note1") against page, the entry's own
+    address (base when there is none). The anchor's target is on that page: nh3 keeps no id
+    attribute, so a bare "#note1" would lead nowhere in a reader. A URL that cannot be resolved
+    to a safe one loses its attribute."""
     if not value or not isinstance(value, str):
         return None
-    cleaned = nh3.clean(xml_safe(value))
+    base = safe_link(base)
+    if base:
+        cleaned = nh3.clean(xml_safe(value), attribute_filter=_resolver(base, safe_link(page) or base))
+    else:
+        cleaned = nh3.clean(xml_safe(value))
     return (xml_safe(cleaned) if "&#" in value else cleaned) or None
 
 
+def _resolver(base: str, page: str):
+    page = page.split("#", 1)[0]
+
+    def resolve(_tag: str, attribute: str, value: str) -> str | None:
+        if attribute not in _URL_ATTRIBUTES or _SCHEME.match(value):
+            return value  # nh3 has already held an absolute URL to its allowed schemes
+        value = value.strip()
+        if value.startswith("#"):
+            return safe_link(page + value)
+        # nh3 checks schemes before this filter and never after: what it returns must be safe.
+        resolved = safe_link(value, base) if value else None
+        return resolved if resolved and urlsplit(resolved).scheme in ("http", "https") else None
+
+    return resolve
+
+
 def text_of(sanitized_html: str | None) -> str | None:
-    """Plain text of HTML that nh3 has already made well-formed and safe."""
+    """Plain text of HTML that nh3 has already made well-formed and safe: block elements
+    (paragraphs, list items, line breaks) part words, inline ones (links, emphasis) do not."""
     if not sanitized_html:
         return None
-    text = html.unescape(_TAGS.sub(" ", sanitized_html))
+    text = html.unescape(_TAGS.sub(_tag_gap, sanitized_html))
     text = _SPACES.sub(" ", xml_safe(text) if "&#" in sanitized_html else text).strip()
     return text or None
+
+
+def _tag_gap(match: re.Match) -> str:
+    name = match.group(2)
+    return " " if name is None or name.lower() in _BLOCKS else ""
 
 
 def clip(text: str | None, chars: int) -> str | None:
@@ -101,3 +151,36 @@ def _cut(sanitized_html: str, budget: int) -> str:
     if entity > tag_end and ";" not in prefix[entity:end]:
         end = entity
     return prefix[:end]
+
+
+# ISO 639-1: the two-letter primary subtags a language tag may start with (RSS <language>
+# takes these, or ISO 639-2's three letters).
+_ISO_639_1 = frozenset("""aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch
+co cr cs cu cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi
+ho hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky
+la lb lg li ln lo lt lu lv mg mh mi mk ml mn mo mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj
+om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg sh si sk sl sm sn so sq sr ss st su sv sw
+ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu""".split())
+_LANGUAGE = re.compile(r"([A-Za-z]{2,3})((?:-[A-Za-z0-9]{1,8}){0,7})")
+
+
+def language_tag(value) -> str | None:
+    """A declared language as a BCP 47 tag in its canonical case ("en_us" -> "en-US",
+    "IT-it" -> "it-IT"), or None when it does not look like one ("english", "")."""
+    if not isinstance(value, str):
+        return None
+    match = _LANGUAGE.fullmatch(value.strip().replace("_", "-"))
+    if match is None:
+        return None
+    primary = match.group(1).lower()
+    if len(primary) == 2 and primary not in _ISO_639_1:
+        return None
+    subtags = [primary]
+    for subtag in match.group(2).split("-")[1:]:
+        if len(subtag) == 2 and subtag.isalpha() or len(subtag) == 3 and subtag.isdigit():
+            subtags.append(subtag.upper())  # a region
+        elif len(subtag) == 4 and subtag.isalpha():
+            subtags.append(subtag.title())  # a script
+        else:
+            subtags.append(subtag.lower())
+    return "-".join(subtags)
