@@ -76,6 +76,7 @@ def _fetch_feed(storage: Storage, source: Source, lease: float | None, first_fet
                 outcome = replace(outcome, new_entries=len(new), error=stored.error)
             source.title = ingested.title or source.title
             source.site_url = ingested.link or source.site_url
+            source.language = ingested.language or source.language
             source.last_dropped = dict(ingested.dropped)  # `source list` says what the filters hid
         # A first fetch publishes the source's feed, even empty; after a failure the entries a
         # failed attempt stored may not have been rendered yet.
