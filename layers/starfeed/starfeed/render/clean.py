@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from starfeed.model import Entry
-from starfeed.parse.text import xml_safe
+from starfeed.parse.text import language_tag, xml_safe
 from starfeed.urlpolicy import WEB_AND_MAIL, redact, safe_link
 
 # XML 1.0 Char excludes C0 controls (but tab, LF, CR), lone surrogates, U+FFFE and U+FFFF.
@@ -43,8 +44,38 @@ def redacted_text(value: object, limit: int = LINE) -> str | None:
 
 
 def link(value: object, schemes: frozenset[str] | None = None) -> str | None:
+    """A link that passes the URL policy, written as a URI: RSS and HTML attributes want URIs,
+    and an IRI's non-ASCII characters become their UTF-8 escapes (RFC 3987 §3.1), its host
+    punycode; the same address to every browser and reader."""
     cleaned = text(value, 8192)
-    return safe_link(cleaned, schemes=schemes) if schemes else safe_link(cleaned)
+    safe = safe_link(cleaned, schemes=schemes) if schemes else safe_link(cleaned)
+    return safe if safe is None or safe.isascii() else _as_uri(safe)
+
+
+# Everything RFC 3986 allows unescaped in a path, query or fragment, "%" included: the escapes
+# a link already holds stay as they are.
+_URI_SAFE = "!#$%&'()*+,/:;=?@[]~"
+
+
+def _as_uri(iri: str) -> str | None:
+    try:
+        parts = urlsplit(iri)
+        host = parts.hostname or ""
+        host = host.encode("idna").decode("ascii") if not host.isascii() else host
+        port = parts.port
+    except (UnicodeError, ValueError):
+        return None
+    if ":" in host:
+        host = f"[{host}]"
+    userinfo = parts.netloc.rpartition("@")[0]
+    netloc = (quote(userinfo, safe=_URI_SAFE) + "@" if userinfo else "") + host + (f":{port}" if port else "")
+    return urlunsplit((parts.scheme, netloc, *(quote(part, safe=_URI_SAFE) for part in
+                                               (parts.path, parts.query, parts.fragment))))
+
+
+def language(value: object) -> str | None:
+    """A stored language as a BCP 47 tag, or None."""
+    return language_tag(value)
 
 
 def when(value: object) -> datetime | None:
@@ -84,7 +115,7 @@ def entry(raw: Entry, fallback_time: str) -> Entry | None:
         authors=_authors(raw.authors), categories=_list_of_text(raw.categories),
         enclosures=_enclosures(raw.enclosures), published=_time(raw.published),
         updated=_time(raw.updated), first_seen=first_seen,
-        last_seen=_time(raw.last_seen) or first_seen)
+        last_seen=_time(raw.last_seen) or first_seen, ordered_at=_time(raw.ordered_at))
 
 
 def _list_of_text(values: object) -> list[str]:
@@ -125,9 +156,10 @@ def _enclosures(values: object) -> list[dict]:
         except (TypeError, ValueError, OverflowError):
             length = None
         mime = text(value.get("type"), 255)
+        # A length the feed gave is kept, 0 included (RSS's "size unknown"); None: not given.
         enclosure = {"url": url, "type": mime if mime and _MIME.fullmatch(mime) else None,
-                     "length": length if length and 0 < length < 2 ** 63 else None}
-        enclosures.append({k: v for k, v in enclosure.items() if v})
+                     "length": length if length is not None and 0 <= length < 2 ** 63 else None}
+        enclosures.append({k: v for k, v in enclosure.items() if v is not None})
     return enclosures
 
 
@@ -142,3 +174,28 @@ class Shown:
 def shown(source) -> Shown:
     url = text(redact(text(source.url, 8192)), 8192) or "(no URL)"
     return Shown(text(source.title) or url, url)
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The source an entry came from, as the public may see it: what attribution names
+    (RSS <source>, Atom <source>, JSON Feed's _starfeed, the index), and the author an entry
+    without one is credited to."""
+
+    title: str
+    feed_url: str | None = None  # the subscription, redacted; None when no safe link is left
+    site_url: str | None = None
+    language: str | None = None
+
+
+def origin(source) -> Origin:
+    """A stored source as its Origin; every field passes the same policy as an entry's."""
+    seen = shown(source)
+    return clean_origin(Origin(seen.title, link(seen.url), link(getattr(source, "site_url", None)),
+                               getattr(source, "language", None)))
+
+
+def clean_origin(value) -> Origin | None:
+    if not isinstance(value, Origin) or not text(value.title):
+        return None
+    return Origin(text(value.title), link(value.feed_url), link(value.site_url), language(value.language))

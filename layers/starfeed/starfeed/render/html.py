@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html import escape as _escape
 from urllib.parse import quote
@@ -50,8 +51,10 @@ def escape(value: object) -> str:
     return _escape(clean.text(value, clean.TEXT) or "")
 
 
-def render_index(page: IndexPage, entries: list[Entry], source_titles: dict[str, str],
+def render_index(page: IndexPage, entries: list[Entry], source_titles: Mapping[str, str | clean.Origin],
                  built_at_text: str) -> bytes:
+    """source_titles names each entry's source by feed_id: a title, or an Origin, whose site the
+    name links to."""
     items = "\n".join(filter(None, (_item(page, e, source_titles, built_at_text) for e in entries)))
     if not items:
         items = '<li class="empty">No entries yet. Add a source with <code>starfeed source add URL</code>.</li>'
@@ -104,7 +107,17 @@ def _filters_nav(page: IndexPage) -> str:
     return f'<nav class="collections filters">Activity: {links}</nav>'
 
 
-def _item(page: IndexPage, raw: Entry, source_titles: dict[str, str], now_text: str) -> str | None:
+def _source(named: object) -> str:
+    """Where an entry came from: its source's title, linked to the source's site when it has a
+    safe one."""
+    if not isinstance(named, clean.Origin):
+        return escape(named)
+    site = clean.link(named.site_url)
+    return f'<a href="{escape(site)}">{escape(named.title)}</a>' if site else escape(named.title)
+
+
+def _item(page: IndexPage, raw: Entry, source_titles: Mapping[str, str | clean.Origin],
+          now_text: str) -> str | None:
     """One entry's list item; None (and a log line) when even its cleaned copy cannot be shown."""
     try:
         entry = clean.entry(raw, now_text)
@@ -116,8 +129,8 @@ def _item(page: IndexPage, raw: Entry, source_titles: dict[str, str], now_text: 
         if len(summary) > SUMMARY_CHARS:
             summary = summary[:SUMMARY_CHARS].rsplit(" ", 1)[0] + "…"
         when = escape(entry.sort_time)
-        source_title = source_titles.get(entry.feed_id, entry.feed_id)
-        return (f'<li><h2>{heading}</h2><div class="meta">{escape(source_title)} · '
+        source = _source(source_titles.get(entry.feed_id, entry.feed_id))
+        return (f'<li><h2>{heading}</h2><div class="meta">{source} · '
                 f'<time datetime="{when}">{when.replace("T", " ").rstrip("Z")} UTC</time></div>'
                 + (f"<p>{escape(summary)}</p>" if summary else "") + "</li>")
     except Exception:  # noqa: BLE001 - one entry never costs the page

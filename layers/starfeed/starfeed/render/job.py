@@ -16,7 +16,8 @@ from functools import cache
 
 from starfeed.model import Entry, Source
 from starfeed.parse.normalize import rfc3339
-from starfeed.render import SOURCES_SUMMARY, clean
+from starfeed.render import SOURCES_SUMMARY, choose, clean
+from starfeed.render.clean import Origin
 from starfeed.render.feeds import FORMATS, FeedMeta, render
 from starfeed.render.html import IndexPage, github_notice, render_index
 from starfeed.schedule.github import TIERS
@@ -78,17 +79,23 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
     limit, base = storage.settings.feed_item_limit, storage.settings.public_url
     parts = target.split("/")
     kind, name = (parts[0], parts[1]) if len(parts) == 3 and parts[2] == "feed" and parts[1] else ("", "")
+    # The aggregate and collections mix sources: one article seen through two of them appears
+    # once (render.choose), so about twice the limit is read to fill the feed after merging, and
+    # every item names the source it came from.
     if target == AGGREGATE:
-        entries, sources = _of_published_sources(storage, storage.catalog.recent_entries(None, limit, now))
-        meta = FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base)
+        entries, sources = _of_published_sources(storage, storage.catalog.recent_entries(None, 2 * limit, now))
+        entries = choose.for_readers(entries, limit)
+        meta = _mixed(FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base), sources)
         _render_index(storage, meta, "", entries, sources, collections(), notice(), now)
     elif kind == "c":
         members = storage.catalog.sources_in(name)
-        entries, sources = _of_published_sources(storage, storage.catalog.recent_entries_of(members, limit))
+        entries, sources = _of_published_sources(storage, storage.catalog.recent_entries_of(members, 2 * limit))
+        entries = choose.for_readers(entries, limit)
         if name == GITHUB:
             meta = github_meta(target, len(members), base)
         else:
             meta = FeedMeta(target, f"starfeed: {name}", f"The {name} collection", f"{base}/c/{name}/", base)
+        meta = _mixed(meta, sources)
         _render_index(storage, meta, f"c/{name}/", entries, sources, collections(), notice(), now)
     elif kind == "s":
         source = storage.catalog.get_source(name)
@@ -98,11 +105,12 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
             log.info("renderer: %s unpublished: its source is %s", target,
                      "removed" if source is None else "disabled")
             return "unpublished"
-        entries = storage.catalog.recent_entries(source.source_id, limit, now)
+        entries = choose.newest_first(storage.catalog.recent_entries(source.source_id, limit, now))
         shown = clean.shown(source)
         # Its site, if the feed names a safe one; else the feed we publish for it.
         home = clean.link(source.site_url) or f"{base.rstrip('/')}/{target}"
-        meta = FeedMeta(target, shown.title, f"Entries from {shown.url}", home, base)
+        meta = FeedMeta(target, shown.title, f"Entries from {shown.url}", home, base,
+                        language=clean.language(source.language), origins=_origins({source.source_id: source}))
     else:
         log.info("renderer: %s names nothing to render; skipped", target)
         return "skipped"
@@ -123,6 +131,21 @@ def _of_published_sources(storage: Storage, entries: list[Entry]) -> tuple[list[
     return [e for e in entries if e.feed_id in sources], sources
 
 
+def _origins(sources: dict[str, Source]) -> dict[str, Origin]:
+    """Each source as the public may see it: its title, redacted subscription URL and site."""
+    origins = ((source_id, clean.origin(source)) for source_id, source in sources.items())
+    return {source_id: origin for source_id, origin in origins if origin}
+
+
+def _mixed(meta: FeedMeta, sources: dict[str, Source]) -> FeedMeta:
+    """A feed of several sources: each entry attributed, and the feed's language only when every
+    source declares the same one."""
+    origins = _origins(sources)
+    languages = {origin.language for origin in origins.values()}
+    return replace(meta, origins=origins, attribute=True,
+                   language=languages.pop() if len(languages) == 1 else None)
+
+
 def github_meta(target: str, accounts: int, base: str) -> FeedMeta:
     """Seed 000's channel: its title, https://github.com as its link, a summarising description."""
     return FeedMeta(target, "GitHub Followings Stars",
@@ -133,7 +156,7 @@ def github_meta(target: str, accounts: int, base: str) -> FeedMeta:
 def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[Entry],
                   sources: dict[str, Source], collections: dict[str, int], notice: str | None,
                   now: float) -> None:
-    titles = {i: clean.shown(s).title for i, s in sources.items()}
+    titles = _origins(sources)  # the index names each entry's source, linked to its site
     page = IndexPage(meta.title, f"/{meta.feed_id}", collections, notice=notice)
     pages = {f"{prefix}index.html": (page, entries)}
     if prefix == f"c/{GITHUB}/":
