@@ -68,6 +68,51 @@ def test_opml_exports_read_back_with_listparser(stack, storage, origin):
     assert mine and mine[0].title == "Opml Feed" and ["reading"] in mine[0].categories
 
 
+def fresh_get(stack, path: str) -> dict:
+    """GET without the api function's 30 s memory of an earlier test's copy."""
+    cache = stack.functions["ApiFunction"].module.app.feed_cache
+    ttl, cache.ttl = cache.ttl, 0
+    try:
+        return http_get(stack, path)
+    finally:
+        cache.ttl = ttl
+
+
+def test_every_feed_opml_xml_lists_exists(stack, storage, origin):
+    """Issue 15: /opml.xml listed the GitHub follow list's feed and collections never rendered,
+    which answer 404. Every URL it lists is fetched here through the api function."""
+    from starfeed.model import Source, source_id_for
+    from starfeed.render import SOURCES_SUMMARY
+    from starfeed.render.job import render_targets
+
+    fetched = subscribe(storage, origin.serve("/listed.xml", Reply(200, rss(("l", "Listed")))),
+                        collections=["listed"])
+    never = subscribe(storage, origin.url + "/never.xml", collections=["never-fetched"])
+    storage.catalog.change_source(never.source_id, {"next_check_at": None})  # stays "new"
+    following = Source(source_id=source_id_for("https://api.github.test/user/following"),
+                       url="https://api.github.test/user/following", kind="github-following",
+                       title="GitHub follow list", status="ok", last_fetch_at=time.time())
+    storage.catalog.add_source(following)
+    try:
+        stack.run_cycle()
+        render_targets(storage, [SOURCES_SUMMARY])
+        published = listparser.parse(body_of(fresh_get(stack, "/opml.xml")))
+        base = storage.settings.public_url
+        urls = {f.url for f in published.feeds}
+        assert f"{base}/c/listed/feed.xml" in urls and f"{base}/s/{fetched.source_id}/feed.atom" in urls
+        assert not any("never-fetched" in u or never.source_id in u or following.source_id in u for u in urls)
+        # Sources other tests wrote straight into the table were never fetched, so never built.
+        injected = {s.source_id for s in storage.catalog.list_sources() if not s.fetch_history}
+        for url in sorted(urls):
+            path = url.removeprefix(base)
+            if path.split("/")[1:2] == ["s"] and path.split("/")[2] in injected:
+                continue
+            assert http_get(stack, path)["statusCode"] == 200, path
+    finally:
+        for source in (never, following):
+            storage.catalog.delete_source(source.source_id)
+
+
 def test_item_and_site_lookups(stack, storage, origin):
     # "localhost": a site of its own, apart from the 127.0.0.1 sources of other tests.
     busy = origin.serve("/busy.xml", Reply(200, rss(*[(f"b{n}", f"Busy {n}") for n in range(8)]))

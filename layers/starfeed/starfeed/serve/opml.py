@@ -2,17 +2,36 @@
 
 Both are public: titles lose XML-illegal characters (ElementTree would write them and break the
 document), links pass the URL policy, and subscription URLs are redacted.
+
+/opml.xml lists only feeds that exist: the aggregate, a collection and a source's own feed are
+built by the first fetch of a source in them (the GitHub follow list has no feed of its own).
+
+/subscriptions.opml lists what a reader could subscribe to itself, so that importing it (into
+starfeed or another reader) gives the same subscriptions and collections:
+- a feed source: its own URL, in the folder of each of its collections (a source in two
+  collections is in both folders, and an OPML reader such as listparser gives it both folders
+  back; a source in none sits at the top level);
+- the GitHub accounts: starfeed's own GitHub feed (/c/github/feed.xml), once, at the top level:
+  their API URLs are no feeds. `starfeed opml import` knows it for this starfeed's own;
+- a website source (a page without a feed): starfeed's own feed of it (/s/ID/feed.xml);
+- no outline twice in a folder, and no empty folder.
 """
 
 from __future__ import annotations
 
 import email.utils
+import os
+import re
 import xml.etree.ElementTree as ET
 
 from starfeed.formats import FORMATS, TITLES
 from starfeed.model import Source
 from starfeed.render import clean
 from starfeed.serve.summary import publishable
+
+GITHUB = "github"  # sources.GITHUB_COLLECTION (not imported: the api function stays light)
+GITHUB_TITLE = "GitHub Followings Stars"  # seed 000's channel title (render/job.github_meta)
+_COLLECTION = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 def _document(title: str, now: float) -> tuple[ET.Element, ET.Element]:
@@ -39,36 +58,72 @@ def _published(parent: ET.Element, title: str, base: str, path: str, html_url: s
 
 
 def published_opml(base: str, sources: list[Source], collections: dict[str, int], now: float) -> bytes:
-    """Every feed this deployment publishes, in every format, with absolute URLs."""
+    """Every feed this deployment publishes, in every format, with absolute URLs: the aggregate
+    once any source has been fetched, each collection once one of its sources has, and each
+    fetched source (seed 004: built feeds only)."""
     base = base.rstrip("/")
     opml, body = _document("starfeed: published feeds", now)
-    _published(body, "Everything", base, "feed", base + "/")
-    for name in filter(None, map(clean.text, collections)):
-        _published(body, f"Collection: {name}", base, f"c/{name}/feed", f"{base}/c/{name}/")
-    for source in sources:
-        if publishable(source):  # seed 004: built feeds only
-            # A source's page is its site; failing a safe one, the feed we publish for it.
-            home = clean.link(source.site_url) or f"{base}/s/{source.source_id}/feed"
-            _published(body, clean.shown(source).title, base, f"s/{source.source_id}/feed", home)
+    built = [s for s in sources if publishable(s)]
+    if built:
+        _published(body, "Everything", base, "feed", base + "/")
+    # A collection's name is its path (sources.COLLECTION_NAME); another string names no feed.
+    names = {c for s in built for c in s.collections or [] if _COLLECTION.fullmatch(str(c))}
+    for name in sorted(names & set(collections)):
+        title = GITHUB_TITLE if name == GITHUB else f"Collection: {name}"
+        _published(body, title, base, f"c/{name}/feed", f"{base}/c/{name}/")
+    for source in built:
+        # A source's page is its site; failing a safe one, the feed we publish for it.
+        home = clean.link(source.site_url) or f"{base}/s/{source.source_id}/feed"
+        _published(body, clean.shown(source).title, base, f"s/{source.source_id}/feed", home)
     return _bytes(opml)
 
 
-def subscriptions_opml(sources: list[Source], now: float) -> bytes:
-    """The sources themselves, for moving to another reader; collections become folders. Public,
-    so redacted: a URL's credentials are shown by the CLI only (`starfeed source list`)."""
+def subscriptions_opml(sources: list[Source], now: float, base: str | None = None) -> bytes:
+    """The subscriptions, for moving to another reader (see the module's docstring). Public, so
+    redacted: a URL's credentials are shown by the CLI only (`starfeed source list --wide`).
+    base: this starfeed's public URL (settings.public_url), for the feeds it publishes itself."""
+    if base is None:
+        base = os.environ.get("STARFEED_PUBLIC_URL") or "http://127.0.0.1:3000"
+    base = base.rstrip("/")
     opml, body = _document("starfeed: subscriptions", now)
-    folders: dict[str, ET.Element] = {}
+    top: dict[str, dict] = {}  # xmlUrl -> attributes
+    folders: dict[str, dict[str, dict]] = {}  # collection -> xmlUrl -> attributes
+    github = False
     for source in sources:
-        if not source.enabled:
-            continue  # unsubscribed means unpublished, here too
+        if not source.enabled or source.kind == "github-following":
+            continue  # unsubscribed means unpublished, here too; the follow list has no feed
+        if source.kind == "github-user":
+            github = github or publishable(source)  # its stars are in starfeed's GitHub feed
+            continue
         shown = clean.shown(source)
-        if not (xml_url := clean.link(shown.url)):
+        if source.kind == "website":
+            if not publishable(source):
+                continue  # its feed is built by its first fetch
+            xml_url = f"{base}/s/{source.source_id}/feed.xml"
+            home = clean.link(shown.url)
+        else:
+            xml_url, home = clean.link(shown.url), clean.link(source.site_url)
+        if not xml_url:
             continue  # stored before the URL policy held: nothing a reader could subscribe to
         attributes = {"type": "rss", "text": shown.title, "title": shown.title, "xmlUrl": xml_url}
-        if home := clean.link(source.site_url):
+        if home:
             attributes["htmlUrl"] = home
-        names = filter(None, map(clean.text, source.collections or []))
-        parents = [folders.setdefault(c, ET.SubElement(body, "outline", text=c, title=c)) for c in names] or [body]
-        for parent in parents:
-            ET.SubElement(parent, "outline", **attributes)
+        names = [n for n in map(clean.text, source.collections or []) if n]
+        for name in names:
+            folders.setdefault(name, {}).setdefault(xml_url, attributes)
+        if not names:
+            top.setdefault(xml_url, attributes)
+    if github:
+        ET.SubElement(body, "outline", type="rss", text=GITHUB_TITLE, title=GITHUB_TITLE,
+                      xmlUrl=f"{base}/c/{GITHUB}/feed.xml", htmlUrl=f"{base}/c/{GITHUB}/")
+    for name in sorted(folders):
+        folder = ET.SubElement(body, "outline", text=name, title=name)
+        for attributes in sorted(folders[name].values(), key=_order):
+            ET.SubElement(folder, "outline", **attributes)
+    for attributes in sorted(top.values(), key=_order):
+        ET.SubElement(body, "outline", **attributes)
     return _bytes(opml)
+
+
+def _order(attributes: dict) -> tuple:
+    return attributes["title"].casefold(), attributes["xmlUrl"]

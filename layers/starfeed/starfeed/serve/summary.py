@@ -40,8 +40,9 @@ class SourceRow:
 
 
 def publishable(source) -> bool:
-    """Seed 004: /opml.xml lists built feeds only."""
-    return bool(source.enabled) and source.status != "new"
+    """Seed 004: /opml.xml lists built feeds only. A source's feed is built by its first fetch,
+    whatever it found; the GitHub follow list has no feed of its own (its accounts do)."""
+    return bool(source.enabled) and source.status != "new" and source.kind != "github-following"
 
 
 def row_of(source) -> SourceRow:
