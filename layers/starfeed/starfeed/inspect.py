@@ -10,7 +10,9 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from starfeed.fetch.http import fetch
+from urllib.parse import unquote, urlsplit
+
+from starfeed.fetch.http import FetchResult, fetch
 from starfeed.model import Source, source_id_for
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.settings import Settings
@@ -35,34 +37,78 @@ class Inspection:
 
 
 def inspect(target: str, settings: Settings, *, website: bool = False, unfiltered: bool = False,
-            now: float | None = None) -> Inspection:
-    """As for a new source; unfiltered keeps every parsed entry (no age or domain filters)."""
+            now: float | None = None, backfill: int = 0) -> Inspection:
+    """As for a new source; unfiltered keeps every parsed entry (no age or domain filters).
+    backfill: the new source's --backfill, so the counts are those of its first fetch. A target
+    without "://" is a file; a missing one is reported as such."""
     now = time.time() if now is None else now
-    path = Path(target)
-    if "://" not in target and path.exists():
-        body, url = path.read_bytes(), path.resolve().as_uri()
-        content_type = FILE_TYPES.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0]
-        status, fetch_seconds, warnings = None, None, []
-    else:
-        result = fetch(target, settings)
-        if result.error:
-            return Inspection(target, Ingested(error=result.error), result.status, result.elapsed)
-        if result.not_modified:
-            return Inspection(target, Ingested(error="304 Not Modified to a request without validators"),
-                              result.status, result.elapsed)
-        body, url, content_type = result.body, result.url, result.headers.get("Content-Type")
-        status, fetch_seconds = result.status, result.elapsed
-        warnings = [f"redirected to {result.url}"] if result.url != target else []
+    if target.startswith("file://"):
+        target = unquote(urlsplit(target).path)
+    if "://" not in target:
+        return inspect_file(target, settings, website=website, unfiltered=unfiltered, now=now,
+                            backfill=backfill)
+    return inspect_fetched(target, fetch(target, settings), settings, website=website,
+                           unfiltered=unfiltered, now=now, backfill=backfill)
+
+
+def inspect_file(target: str, settings: Settings, *, website: bool = False, unfiltered: bool = False,
+                 now: float | None = None, backfill: int = 0) -> Inspection:
+    path = Path(target).expanduser()
+    try:
+        body = path.read_bytes()
+    except FileNotFoundError:
+        hint = f" (for a web address, write https://{target})" if _looks_like_a_host(target) else ""
+        return Inspection(target, Ingested(error=f"no such file{hint}"))
+    except IsADirectoryError:
+        return Inspection(target, Ingested(error="a folder, not a feed file"))
+    except OSError as exc:
+        return Inspection(target, Ingested(error=f"cannot read this file: {exc.strerror or exc}"))
+    content_type = FILE_TYPES.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0]
+    return _ingest(target, body, path.resolve().as_uri(), content_type, settings, website=website,
+                   unfiltered=unfiltered, now=now, backfill=backfill)
+
+
+def _looks_like_a_host(target: str) -> bool:
+    """example.org/feed or example.org, not ./feed.xml or feed.xml."""
+    if target.startswith((".", "/", "~")):
+        return False
+    first = target.split("/", 1)[0]
+    return "." in first and ("/" in target or Path(first).suffix.lower() not in _FILE_SUFFIXES)
+
+
+_FILE_SUFFIXES = {*FILE_TYPES, ".opml", ".txt", ".html", ".htm", ".rdf"}
+
+
+def inspect_fetched(target: str, result: FetchResult, settings: Settings, *, website: bool = False,
+                    unfiltered: bool = False, now: float | None = None, backfill: int = 0) -> Inspection:
+    """What a fetch's response holds, as for a new source (the CLI fetches once to check a URL
+    and to discover the feeds of an HTML page)."""
+    if result.error:
+        return Inspection(target, Ingested(error=result.error), result.status, result.elapsed)
+    if result.not_modified:
+        return Inspection(target, Ingested(error="304 Not Modified to a request without validators"),
+                          result.status, result.elapsed)
+    warnings = [f"redirected to {result.url}"] if result.url != target else []
+    inspection = _ingest(target, result.body, result.url, result.headers.get("Content-Type"), settings,
+                         website=website, unfiltered=unfiltered, now=now, backfill=backfill)
+    inspection.http_status, inspection.fetch_seconds = result.status, result.elapsed
+    inspection.warnings[:0] = warnings
+    return inspection
+
+
+def _ingest(target: str, body: bytes, url: str, content_type: str | None, settings: Settings, *,
+            website: bool, unfiltered: bool, now: float | None, backfill: int) -> Inspection:
+    now = time.time() if now is None else now
     # As for a new source: created now, never polled, with the default settings.
     source = Source(source_id=source_id_for(target), url=url, created_at=now,
-                    kind="website" if website else "feed")
+                    kind="website" if website else "feed", backfill=backfill)
     if unfiltered:
         source.created_at, source.last_success_at = 0.0, now
         settings = replace(settings, max_article_age_days=10 ** 6)
     started = time.process_time()
     ingested = ingest(body, url, content_type, source, now, settings)
-    return Inspection(target, ingested, status, fetch_seconds, time.process_time() - started,
-                      len(body), warnings + ingested.warnings)
+    return Inspection(target, ingested, None, None, time.process_time() - started,
+                      len(body), list(ingested.warnings))
 
 
 def entry_lines(inspection: Inspection) -> list[str]:
@@ -81,8 +127,51 @@ def summary_lines(inspection: Inspection) -> list[str]:
     for reason, count in ingested.dropped.items():
         lines.append(f"dropped:  {count} {reason}")
     if ingested.parsed_count and not ingested.entries:
-        lines.append("note:     a new subscription would show none of these yet; "
-                     "--all prints every parsed entry")
+        lines.append("note:     a new subscription would show none of these yet (--backfill N keeps "
+                     "the newest N); --all prints every parsed entry")
     for warning in inspection.warnings:
         lines.append(f"warning:  {warning}")
     return lines
+
+
+FORMAT_NAMES = {"rss20": "RSS 2.0", "rss10": "RSS 1.0", "rss090": "RSS 0.90", "rss091u": "RSS 0.91",
+                "rss091n": "RSS 0.91", "rss092": "RSS 0.92", "rss093": "RSS 0.93", "rss094": "RSS 0.94",
+                "atom10": "Atom 1.0", "atom03": "Atom 0.3", "json10": "JSON Feed 1.0",
+                "json11": "JSON Feed 1.1", "cdf": "CDF", "html": "web page"}
+# Which rule left an entry out, by the reason parse/filters.py gives.
+_FILTERS = (("published before you subscribed", "seed 002's first-poll filter"),
+            ("older than", "seed 002's age filter"),
+            ("undated", "a new subscription's limit on undated entries"),
+            ("linking off", "--enforce-domain"))
+
+
+def format_name(fmt: str | None) -> str:
+    return FORMAT_NAMES.get(fmt or "", fmt or "an unknown format")
+
+
+def found(inspection: Inspection) -> str:
+    """What a check found, in a line: 'RSS 2.0 "Example", 37 entries'."""
+    ingested = inspection.ingested
+    title = f' "{ingested.title}"' if ingested.title else ""
+    return f"{format_name(ingested.format)}{title}, {ingested.parsed_count} " \
+           f"entr{'y' if ingested.parsed_count == 1 else 'ies'}"
+
+
+def first_fetch(inspection: Inspection, backfill: int = 0) -> str:
+    """What the first fetch of a new source keeps, and why it leaves the rest out."""
+    ingested = inspection.ingested
+    parsed, kept, dropped = ingested.parsed_count, len(ingested.entries), ingested.dropped
+    if not parsed:
+        return "no entries yet: new ones appear as they are published"
+    backfilled = f"; --backfill {backfill} keeps the newest {backfill} whatever their dates" if backfill else ""
+    if not dropped:
+        return f"{parsed} entries, all {kept} shown after the first fetch{backfilled}"
+    hint = backfilled or "; --backfill N keeps the newest N"
+    by_filter = [(count, reason, next((f for key, f in _FILTERS if reason.startswith(key)), None))
+                 for reason, count in dropped.items() if count]
+    if kept == 0 and [r for _, r, _ in by_filter] == ["published before you subscribed"]:
+        return f"{parsed} entries, 0 published since you subscribed: they stay out by seed 002's " \
+               f"first-poll filter{hint}"
+    left_out = ", ".join(f"{count} {reason}" + (f" stay out by {rule}" if rule else " stay out")
+                         for count, reason, rule in by_filter)
+    return f"{parsed} entries, {kept} shown after the first fetch: {left_out}{hint}"
