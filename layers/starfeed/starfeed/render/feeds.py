@@ -26,12 +26,12 @@ from __future__ import annotations
 import html
 import json
 import logging
-import mimetypes
 import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from urllib.parse import urlsplit
 
 from lxml import etree
 
@@ -65,7 +65,16 @@ _WITH_HOST = re.compile(r"(?i)(https?|ftp)://[^/]")
 # An address a reader can mail (RFC 5322's addr-spec, as the validator reads it).
 _EMAIL = re.compile(r"[A-Za-z0-9_\-+.'!#$%&*/=?^`{|}~]+@(?:[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.|"
                     r"(?:[A-Za-z0-9-]+\.)+)[A-Za-z0-9][-A-Za-z0-9]*")
-_MIME_TYPES = mimetypes.MimeTypes()  # Python's own table only: the same guess everywhere
+# An enclosure's type from its file name, when the feed gave none: podcast and document formats,
+# our own table so the guess is the same on every Python.
+_MEDIA_TYPES = {
+    "mp3": "audio/mpeg", "m4a": "audio/mp4", "m4b": "audio/mp4", "aac": "audio/aac", "ogg": "audio/ogg",
+    "oga": "audio/ogg", "opus": "audio/ogg", "flac": "audio/flac", "wav": "audio/wav", "weba": "audio/webm",
+    "mp4": "video/mp4", "m4v": "video/mp4", "mov": "video/quicktime", "webm": "video/webm", "ogv": "video/ogg",
+    "pdf": "application/pdf", "epub": "application/epub+zip", "zip": "application/zip",
+    "jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "gif": "image/gif", "webp": "image/webp",
+    "txt": "text/plain", "html": "text/html", "htm": "text/html"}
+_EXTENSION = re.compile(r"\.([A-Za-z0-9]{1,5})$")
 
 
 @dataclass(frozen=True)
@@ -190,7 +199,7 @@ def _rss(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     _sub(channel, "title", meta.title)
     _sub(channel, "link", meta.home_url)
     _sub(channel, "description", meta.description or meta.title)  # RSS requires a description
-    _sub(channel, f"{{{ATOM}}}link", href=meta.self_url("rss"), rel="self", type=FORMATS["rss"][1])
+    _sub(channel, f"{{{ATOM}}}link", href=meta.self_url("rss"), rel="self", type=_media("rss"))
     if meta.language:
         _sub(channel, "language", meta.language)
     _sub(channel, "lastBuildDate", _rfc822(clean.stamp(_dt(built_at))))
@@ -243,12 +252,16 @@ def _atom(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     _sub(feed, a("title"), meta.title, type="text")
     if meta.description:
         _sub(feed, a("subtitle"), meta.description, type="text")
-    _sub(feed, a("link"), href=meta.self_url("atom"), rel="self", type=FORMATS["atom"][1])
+    _sub(feed, a("link"), href=meta.self_url("atom"), rel="self", type=_media("atom"))
     _sub(feed, a("link"), href=meta.home_url, rel="alternate", type="text/html")
     _sub(feed, a("updated"), clean.stamp(_dt(built_at)))
     _sub(feed, a("generator"), "starfeed", uri=PROJECT_URL, version=__version__)
     _entries(feed, a("entry"), meta, entries, "atom")
     return etree.tostring(feed, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+
+
+def _media(fmt: str) -> str:
+    return FORMATS[fmt][1].split(";")[0]
 
 
 def _atom_tag(name: str) -> str:
@@ -358,8 +371,11 @@ def _media_type(enclosure: dict) -> str:
     """The type the feed gave; else the one its URL's extension names; else "some bytes"."""
     if enclosure.get("type"):
         return enclosure["type"]
-    guessed, _ = _MIME_TYPES.guess_type(enclosure["url"], strict=False)
-    return guessed or "application/octet-stream"
+    extension = _EXTENSION.search(urlsplit(enclosure["url"]).path)
+    return _MEDIA_TYPES.get(extension.group(1).lower(), _UNKNOWN) if extension else _UNKNOWN
+
+
+_UNKNOWN = "application/octet-stream"
 
 
 def _rfc822(stamp: str) -> str:
