@@ -201,3 +201,34 @@ def test_ctrl_c_while_starting_still_stops_cleanly(tmp_path):
         process.kill()
         raise
     assert process.returncode == 0 and "Traceback" not in output, output
+
+
+def test_starfeed_sources_subscribes_an_opml_with_its_folders_and_backfill(tmp_path):
+    origin = Origin()
+    old = rss(*[(f"s{n}", f"Older {n}") for n in range(5)], title="Old news", newest=time.time() - 20 * 86400)
+    url = origin.serve("/old.xml", Reply(200, old))
+    opml = tmp_path / "start.opml"
+    opml.write_text(f'<opml version="2.0"><body><outline text="Reading List">'
+                    f'<outline text="old" type="rss" xmlUrl="{url}"/></outline></body></opml>')
+    run = LocalRun(tmp_path, STARFEED_SOURCES=str(opml), STARFEED_BACKFILL="2")
+    try:
+        source = run.sources()[url]
+        assert source["collections"] == ["reading-list"] and source["backfill"] == 2
+        assert source["entry_count"] == 2  # the start's poll cycle fetched it: its newest two
+        feed = feedparser.parse(requests.get(f"{run.base}/c/reading-list/feed.xml", timeout=5).content)
+        assert [e.title for e in feed.entries] == ["Older 0", "Older 1"]
+    finally:
+        output = run.stop()
+        origin.close()
+    assert "STARFEED_SOURCES: 1 new of 1 sources, each keeping the newest 2 entries" in output
+    assert "folder 'Reading List' as collection reading-list" in output
+
+
+def test_a_missing_starfeed_sources_file_stops_the_start_in_one_line(tmp_path):
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "STARFEED_", "SOURCES_"))},
+           "STARFEED_STATE_DIR": str(tmp_path), "STARFEED_SOURCES": str(tmp_path / "nothere.opml")}
+    done = subprocess.run([sys.executable, "-m", "starfeed.cli", "local", "run"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1 and "Traceback" not in output
+    assert f"STARFEED_SOURCES: {tmp_path / 'nothere.opml'}: no such file" in output

@@ -163,15 +163,16 @@ def first_fetch(inspection: Inspection, backfill: int = 0) -> str:
     parsed, kept, dropped = ingested.parsed_count, len(ingested.entries), ingested.dropped
     if not parsed:
         return "no entries yet: new ones appear as they are published"
+    entries = f"{parsed} entr{'y' if parsed == 1 else 'ies'}"
     backfilled = f"; --backfill {backfill} keeps the newest {backfill} whatever their dates" if backfill else ""
     if not dropped:
-        return f"{parsed} entries, all {kept} shown after the first fetch{backfilled}"
+        return f"{entries}, {'all ' if kept > 1 else ''}{kept} shown after the first fetch{backfilled}"
     hint = backfilled or "; --backfill N keeps the newest N"
     by_filter = [(count, reason, next((f for key, f in _FILTERS if reason.startswith(key)), None))
                  for reason, count in dropped.items() if count]
     if kept == 0 and [r for _, r, _ in by_filter] == ["published before you subscribed"]:
-        return f"{parsed} entries, 0 published since you subscribed: they stay out by seed 002's " \
-               f"first-poll filter{hint}"
+        they = "it stays" if parsed == 1 else "they stay"
+        return f"{entries}, 0 published since you subscribed: {they} out by seed 002's first-poll filter{hint}"
     left_out = ", ".join(f"{count} {reason}" + (f" stay out by {rule}" if rule else " stay out")
                          for count, reason, rule in by_filter)
-    return f"{parsed} entries, {kept} shown after the first fetch: {left_out}{hint}"
+    return f"{entries}, {kept} shown after the first fetch: {left_out}{hint}"

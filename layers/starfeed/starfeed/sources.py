@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
+import hashlib
 import random
 import re
+import unicodedata
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -20,8 +22,9 @@ COLLECTION_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 def new_source(url: str, now: float, collections: list[str] | None = None, *, kind: str = "feed",
-               enforce_feed_domain: bool = False, jitter: float = 0.0) -> Source:
-    """jitter: seed 002's startup jitter, so a bulk import does not hit every host at once."""
+               enforce_feed_domain: bool = False, jitter: float = 0.0, backfill: int = 0) -> Source:
+    """jitter: seed 002's startup jitter, so a bulk import does not hit every host at once.
+    backfill: the first fetch keeps the newest N entries whatever seed 002's filters say."""
     url = url.strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -32,11 +35,13 @@ def new_source(url: str, now: float, collections: list[str] | None = None, *, ki
     for collection in collections or []:
         if not COLLECTION_NAME.fullmatch(collection):
             raise BadSource(f"collection names are lower-case letters, digits, - and _: {collection!r}")
+    if backfill < 0:
+        raise BadSource(f"--backfill takes a number of entries, 0 or more: {backfill}")
     # Due at once: the next scheduler run fetches it.
     return Source(source_id=source_id_for(url), url=url, created_at=now,
                   next_check_at=now + random.uniform(0, jitter) if jitter else now,
                   collections=list(collections or []), kind=kind,
-                  enforce_feed_domain=enforce_feed_domain)
+                  enforce_feed_domain=enforce_feed_domain, backfill=backfill)
 
 
 GITHUB_COLLECTION = "github"  # every followed GitHub account joins it; its feed is seed 000's
@@ -71,17 +76,76 @@ def add_source(storage: Storage, url: str, now: float, collections: list[str] | 
     return storage.catalog.get_source(source.source_id) or source, False
 
 
-def opml_feed_urls(path: Path) -> list[str]:
-    """Every outline's xmlUrl, in document order, nested folders included."""
+@dataclass
+class OpmlFeed:
+    url: str
+    title: str = ""
+    collections: list[str] = field(default_factory=list)
+
+
+@dataclass
+class OpmlDocument:
+    feeds: list[OpmlFeed]
+    folders: dict[str, str] = field(default_factory=dict)  # folder path ("A/B") -> collection name
+    title: str = ""
+
+
+def collection_name(folder: list[str] | str) -> str:
+    """A folder path as a collection name (COLLECTION_NAME): its titles joined with "-",
+    accents folded, lower-cased, anything else a "-". A folder whose title keeps no such
+    character (say it is all CJK) gets "folder-" and a hash of its path, the same every time."""
+    path = [folder] if isinstance(folder, str) else list(folder)
+    text = unicodedata.normalize("NFKD", "-".join(path)).encode("ascii", "ignore").decode().lower()
+    slug = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9_-]+", "-", text)).strip("-_")[:64].rstrip("-_")
+    if not slug:
+        slug = "folder-" + hashlib.sha256("/".join(path).encode()).hexdigest()[:8]
+    return slug
+
+
+def read_opml(path: Path) -> OpmlDocument:
+    """Every feed of an OPML file (listparser), once each, in document order, with the folders it
+    sits in as collections. Nested folders become one collection named by their path ("Tech" >
+    "Python": tech-python); an outline's category attribute counts as a folder too. A feed in two
+    folders (as /subscriptions.opml writes a source in two collections) joins both."""
+    import listparser
+
     try:
-        root = ET.parse(path).getroot()
-    except (ET.ParseError, OSError) as exc:
-        raise BadSource(f"cannot read OPML from {path}: {exc}") from None
-    if root.tag != "opml":
-        raise BadSource(f"{path} is not OPML (its root element is <{root.tag}>)")
-    urls = []
-    for outline in root.iter("outline"):
-        url = outline.get("xmlUrl") or outline.get("xmlurl")
-        if url and url not in urls:
-            urls.append(url)
-    return urls
+        content = path.read_bytes()
+    except FileNotFoundError:
+        raise BadSource(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BadSource(f"{path} is a folder: give the OPML file in it") from None
+    except OSError as exc:
+        raise BadSource(f"cannot read {path}: {exc.strerror or exc}") from None
+    parsed = listparser.parse(content)  # bytes: never taken for a URL to download
+    if parsed.bozo and not parsed.feeds:
+        raise BadSource(f"cannot read OPML from {path}: {parsed.bozo_exception}")
+    if not str(parsed.version).startswith("opml"):
+        raise BadSource(f"{path} is not OPML: export your subscriptions from your reader as OPML "
+                        "(usually Settings, Import/Export)")
+    folders: dict[str, str] = {}
+    feeds = []
+    for item in parsed.feeds:
+        names = []
+        for category in item.get("categories") or []:
+            if not category:
+                continue
+            name = folders.setdefault("/".join(category), collection_name(category))
+            if name not in names:
+                names.append(name)
+        feeds.append(OpmlFeed(item.url, item.get("title") or "", names))
+    return OpmlDocument(feeds, folders, parsed.meta.get("title") or "")
+
+
+_OWN_FEED = re.compile(r"/(feed|c/[a-z0-9][a-z0-9_-]{0,63}/feed|s/[0-9a-f]+/feed)(?:\.(?:xml|atom|json))?")
+
+
+def own_feed(url: str, public_url: str) -> str | None:
+    """The render target ("feed", "c/NAME/feed", "s/ID/feed") when url is a feed this starfeed
+    publishes itself (as /subscriptions.opml lists GitHub and website sources): subscribing to
+    it would feed starfeed its own entries."""
+    base = public_url.rstrip("/")
+    if not base or not url.startswith(base + "/"):
+        return None
+    match = _OWN_FEED.fullmatch(url[len(base):].split("?", 1)[0].split("#", 1)[0])
+    return match.group(1) if match else None

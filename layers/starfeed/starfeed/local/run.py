@@ -16,7 +16,8 @@ from starfeed.local.runtime import QueueSource, rate_seconds
 from starfeed.local.snapshot import SNAPSHOT_FILE, Snapshotter, restore
 from starfeed.local.stack import LocalStack
 from starfeed.settings import Settings
-from starfeed.sources import add_source, github_following_source, opml_feed_urls
+from starfeed.sources import (BadSource, OpmlDocument, OpmlFeed, add_source, github_following_source,
+                              read_opml)
 from starfeed.store.secrets import TOKEN_ENV
 from starfeed.store import Storage
 
@@ -42,6 +43,11 @@ def run() -> int:
     port = int(os.environ.get("STARFEED_PORT", "3000"))
     rate = rate_seconds(os.environ.get("STARFEED_SCHEDULE_RATE", "rate(1 minute)"))
     public_url = os.environ.get("STARFEED_PUBLIC_URL") or f"http://{host}:{port}"
+    try:  # a mistyped STARFEED_SOURCES or STARFEED_BACKFILL stops the start, before anything runs
+        initial = initial_sources()
+    except BadSource as exc:
+        log.error("%s", exc)
+        return 1
     try:
         server = serve(host, port)  # bound first: a busy port fails before anything starts
     except OSError as exc:
@@ -60,7 +66,7 @@ def run() -> int:
     snapshots = Snapshotter(stack.stack, snapshot_path,
                             float(os.environ.get("STARFEED_SNAPSHOT_INTERVAL", "60")))
     storage = Storage(Settings.from_env())
-    demo = subscribe_initial_sources(storage, github_sim)
+    demo = subscribe_initial_sources(storage, github_sim, initial)
 
     log.info("initial poll cycle…")
     storage.queues.send_render(["feed"])  # the aggregate exists even before any entry
@@ -117,15 +123,44 @@ def start_github_demo() -> GitHubSim | None:
     return sim
 
 
-def subscribe_initial_sources(storage: Storage, github_sim: GitHubSim | None = None) -> DemoOrigin | None:
+def initial_sources() -> tuple[OpmlDocument | None, int]:
+    """STARFEED_SOURCES: an OPML file (its folders become collections) or feed URLs separated by
+    spaces or commas; STARFEED_BACKFILL=N: each of them, when new, keeps the newest N entries of
+    its first fetch (`source add --backfill N`)."""
+    value = os.environ.get("STARFEED_SOURCES", "").strip()
+    backfill = os.environ.get("STARFEED_BACKFILL", "").strip() or "0"
+    if not backfill.isdigit():
+        raise BadSource(f"STARFEED_BACKFILL is a number of entries, 0 or more: {backfill!r}")
+    if not value:
+        return None, int(backfill)
+    if "://" in value.split(",", 1)[0].split(None, 1)[0]:
+        urls = [u for u in value.replace(",", " ").split() if u]
+        return OpmlDocument([OpmlFeed(u) for u in urls]), int(backfill)
+    try:
+        return read_opml(Path(value)), int(backfill)
+    except BadSource as exc:
+        raise BadSource(f"STARFEED_SOURCES: {exc}") from None
+
+
+def subscribe_initial_sources(storage: Storage, github_sim: GitHubSim | None = None,
+                              initial: tuple[OpmlDocument | None, int] | None = None) -> DemoOrigin | None:
     now = time.time()
     demo_port = int(os.environ.get("STARFEED_DEMO_PORT", "3001"))
-    opml = os.environ.get("STARFEED_SOURCES")
-    if opml:
-        urls = opml_feed_urls(Path(opml))
-        for url in urls:
-            add_source(storage, url, now)
-        log.info("subscribed %d sources from %s", len(urls), opml)
+    document, backfill = initial if initial is not None else initial_sources()
+    if document is not None:
+        added, failed = 0, []
+        for feed in document.feeds:
+            try:
+                # Due at once, no jitter: the start's poll cycle fetches them before it answers.
+                added += add_source(storage, feed.url, now, feed.collections, backfill=backfill)[1]
+            except BadSource as exc:
+                failed.append(str(exc))
+        folders = "; ".join(f"folder {f!r} as collection {c}" for f, c in document.folders.items())
+        log.info("STARFEED_SOURCES: %d new of %d sources%s%s", added, len(document.feeds),
+                 f", each keeping the newest {backfill} entries of its first fetch" if backfill and added else "",
+                 f" ({folders})" if folders else "")
+        for reason in failed:
+            log.warning("STARFEED_SOURCES: not subscribed: %s", reason)
     sources = storage.catalog.list_sources()
     if os.environ.get(TOKEN_ENV) and (github_sim is None or not sources):
         # A token (the user's, or the simulation's on a first demo run): follow its follow list.
