@@ -1,0 +1,67 @@
+"""What a reader of the aggregate sees across sources: one article once, under the source that had
+it first, and a new undated feed that does not push dated news aside."""
+
+import time
+import uuid
+
+import feedparser
+from conftest import body_of, http_get
+
+from origin import Reply, rss
+from starfeed.sources import add_source
+
+HOUR = 3600
+
+
+def entries_of(stack, path):
+    response = http_get(stack, path)
+    assert response["statusCode"] == 200, response
+    return feedparser.parse(body_of(response)).entries
+
+
+def test_an_article_two_sources_carry_appears_once_under_the_first(stack, storage, origin, other_origin):
+    shared, tag = f"shared-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex[:8]
+    first_url = origin.serve("/first.xml", Reply(200, rss((shared, "Shared story"), title="First")))
+    second_url = other_origin.serve("/second.xml", Reply(200, rss((shared, "Shared story, mirrored"),
+                                                                  (f"own-{tag}", "Own story"), title="Second")))
+    collection = f"mirrors-{tag}"
+    first, _ = add_source(storage, first_url, time.time() - HOUR, [collection])
+    stack.run_cycle()  # the first source has it first
+    second, _ = add_source(storage, second_url, time.time() - HOUR, [collection])
+    stack.run_cycle()
+
+    link = f"https://example.org/{shared}"
+    for path in ("/feed.xml", f"/c/{collection}/feed.xml"):
+        entries = entries_of(stack, path)
+        carrying = [e for e in entries if e.link == link]
+        assert [e.title for e in carrying] == ["Shared story"], path
+        assert any(e.title == "Own story" for e in entries), path
+    # Each source's own feed still carries everything it published.
+    assert {e.title for e in entries_of(stack, f"/s/{second.source_id}/feed.xml")} == \
+        {"Shared story, mirrored", "Own story"}
+
+
+def undated_rss(count: int, tag: str) -> bytes:
+    items = "".join(f"<item><title>Old {i}</title><link>https://undated.example/{tag}/{i}</link></item>"
+                    for i in range(count))
+    return (f'<?xml version="1.0"?><rss version="2.0"><channel><title>Undated</title>'
+            f"<link>https://undated.example/</link><description>d</description>{items}</channel></rss>").encode()
+
+
+def test_a_new_undated_feed_contributes_its_first_few_behind_dated_news(stack, storage, origin, other_origin):
+    tag = uuid.uuid4().hex[:8]
+    dated_url = origin.serve("/dated.xml", Reply(200, rss((f"news-{tag}", "Dated news"), title="Dated")))
+    add_source(storage, dated_url, time.time() - HOUR)
+    stack.run_cycle()
+    undated_url = other_origin.serve("/undated.xml", Reply(200, undated_rss(20, tag)))
+    source, _ = add_source(storage, undated_url, time.time())
+    stack.run_cycle()
+
+    own = entries_of(stack, f"/s/{source.source_id}/feed.xml")
+    assert [e.title for e in own] == ["Old 0", "Old 1", "Old 2"]  # the feed's first three, in its order
+    stored = storage.catalog.get_source(source.source_id)
+    assert (stored.entry_count, stored.last_dropped) == \
+        (3, {"undated, beyond the first 3 of a new subscription": 17})
+    titles = [e.title for e in entries_of(stack, "/feed.xml")]
+    assert "Dated news" in titles
+    assert all(titles.index("Dated news") < titles.index(t) for t in titles if t.startswith("Old "))
