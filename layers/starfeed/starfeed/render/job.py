@@ -85,7 +85,7 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
     if target == AGGREGATE:
         entries, sources = _of_published_sources(storage, storage.catalog.recent_entries(None, 2 * limit, now))
         entries = choose.for_readers(entries, limit)
-        meta = _mixed(FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base), sources)
+        meta = mixed(FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base), sources)
         _render_index(storage, meta, "", entries, sources, collections(), notice(), now)
     elif kind == "c":
         members = storage.catalog.sources_in(name)
@@ -95,7 +95,7 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
             meta = github_meta(target, len(members), base)
         else:
             meta = FeedMeta(target, f"starfeed: {name}", f"The {name} collection", f"{base}/c/{name}/", base)
-        meta = _mixed(meta, sources)
+        meta = mixed(meta, sources)
         _render_index(storage, meta, f"c/{name}/", entries, sources, collections(), notice(), now)
     elif kind == "s":
         source = storage.catalog.get_source(name)
@@ -110,7 +110,7 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
         # Its site, if the feed names a safe one; else the feed we publish for it.
         home = clean.link(source.site_url) or f"{base.rstrip('/')}/{target}"
         meta = FeedMeta(target, shown.title, f"Entries from {shown.url}", home, base,
-                        language=clean.language(source.language), origins=_origins({source.source_id: source}))
+                        language=clean.language(source.language), origins=origins({source.source_id: source}))
     else:
         log.info("renderer: %s names nothing to render; skipped", target)
         return "skipped"
@@ -131,18 +131,18 @@ def _of_published_sources(storage: Storage, entries: list[Entry]) -> tuple[list[
     return [e for e in entries if e.feed_id in sources], sources
 
 
-def _origins(sources: dict[str, Source]) -> dict[str, Origin]:
+def origins(sources: dict[str, Source]) -> dict[str, Origin]:
     """Each source as the public may see it: its title, redacted subscription URL and site."""
-    origins = ((source_id, clean.origin(source)) for source_id, source in sources.items())
-    return {source_id: origin for source_id, origin in origins if origin}
+    shown = ((source_id, clean.origin(source)) for source_id, source in sources.items())
+    return {source_id: origin for source_id, origin in shown if origin}
 
 
-def _mixed(meta: FeedMeta, sources: dict[str, Source]) -> FeedMeta:
-    """A feed of several sources: each entry attributed, and the feed's language only when every
-    source declares the same one."""
-    origins = _origins(sources)
-    languages = {origin.language for origin in origins.values()}
-    return replace(meta, origins=origins, attribute=True,
+def mixed(meta: FeedMeta, sources: dict[str, Source]) -> FeedMeta:
+    """A feed of several sources (the aggregate, a collection): each entry attributed, and the
+    feed's language only when every source declares the same one."""
+    named = origins(sources)
+    languages = {origin.language for origin in named.values()}
+    return replace(meta, origins=named, attribute=True,
                    language=languages.pop() if len(languages) == 1 else None)
 
 
@@ -156,7 +156,7 @@ def github_meta(target: str, accounts: int, base: str) -> FeedMeta:
 def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[Entry],
                   sources: dict[str, Source], collections: dict[str, int], notice: str | None,
                   now: float) -> None:
-    titles = _origins(sources)  # the index names each entry's source, linked to its site
+    titles = origins(sources)  # the index names each entry's source, linked to its site
     page = IndexPage(meta.title, f"/{meta.feed_id}", collections, notice=notice)
     pages = {f"{prefix}index.html": (page, entries)}
     if prefix == f"c/{GITHUB}/":
