@@ -64,18 +64,21 @@ class Function:
 
 def load_functions(stack: Stack, root: Path) -> dict[str, Function]:
     """Import each function's handler module from its CodeUri, as Lambda would."""
+    return {logical_id: load_function(stack, root, logical_id)
+            for logical_id in stack.of_type("AWS::Serverless::Function")}
+
+
+def load_function(stack: Stack, root: Path, logical_id: str) -> Function:
+    """One execution environment of a function: its handler module imported afresh (a cold
+    start), so its module-level state (the api's cache, clients) is its own."""
     defaults = stack.template.get("Globals", {}).get("Function", {})
-    functions = {}
-    for logical_id, resource in stack.of_type("AWS::Serverless::Function").items():
-        props = {**defaults, **resource["Properties"]}
-        module_name, _ = props["Handler"].rsplit(".", 1)
-        path = root / props["CodeUri"] / f"{module_name}.py"
-        spec = importlib.util.spec_from_file_location(f"starfeed_function_{logical_id}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        functions[logical_id] = Function(logical_id, module, int(props.get("Timeout", 3)),
-                                         int(props.get("MemorySize", 128)))
-    return functions
+    props = {**defaults, **stack.resources[logical_id]["Properties"]}
+    module_name, _ = props["Handler"].rsplit(".", 1)
+    path = root / props["CodeUri"] / f"{module_name}.py"
+    spec = importlib.util.spec_from_file_location(f"starfeed_function_{logical_id}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return Function(logical_id, module, int(props.get("Timeout", 3)), int(props.get("MemorySize", 128)))
 
 
 def rate_seconds(expression: str) -> float:

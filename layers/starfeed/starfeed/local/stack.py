@@ -12,8 +12,8 @@ from pathlib import Path
 import boto3
 
 from starfeed.local import template
-from starfeed.local.runtime import (Function, QueueSource, load_functions, queue_sources,
-                                    scheduled_event)
+from starfeed.local.runtime import (Function, QueueSource, load_function, load_functions,
+                                    queue_sources, scheduled_event)
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +119,12 @@ class LocalStack:
             if any(e["Type"] == "ScheduleV2" for e in events.values()):
                 return logical_id
         raise LookupError("no function with a ScheduleV2 event in template.yaml")
+
+    def cold_start(self, logical_id: str) -> Function:
+        """Another execution environment of a function, as Lambda starts one when requests come
+        in parallel: the same code and settings, its own memory (an api instance's own cache).
+        The stack's queues and the HTTP bridge keep driving self.functions."""
+        return load_function(self.stack, self.root, logical_id)
 
     def queue(self, logical_id: str) -> str:
         return self.stack.refs[logical_id]
