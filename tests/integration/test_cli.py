@@ -171,6 +171,10 @@ def test_opml_import_keeps_folders_and_shows_progress(stack, storage, capsys, tm
     assert any("failed: not an http(s) URL: 'gopher://example.org/feed'" in line for line in progress)
     assert f"imported {opml}: 3 added, 2 failed" in out
     assert "--no-check" in out and "--backfill N keeps the newest N" in out
+    # Each added line says what its first fetch keeps; the summary says why the rest stay out.
+    assert "3 of the 3 added show nothing until they publish again; their first fetches leave out " \
+           "entries: 3 published before you subscribed (seed 002's first-poll filter)" in out
+    assert sum("1 entry, 0 published since you subscribed" in line for line in progress) == 3
     sources = {s.url: s for s in stack_sources(stack)}
     assert sources[urls[0]].collections == []
     assert sources[urls[1]].collections == ["tech-news-python-stuff"]

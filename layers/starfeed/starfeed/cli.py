@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 import os
 import sys
 import time
@@ -186,10 +187,14 @@ def _check(url: str, settings: Settings, pick: int | None, *, website: bool = Fa
         result = fetch(url, settings)
     inspection = inspect_fetched(url, result, settings, website=website, backfill=backfill)
     if inspection.error:
-        reason = inspection.error.removesuffix("; check it or remove the source")  # not subscribed yet
-        raise CliError(f"{url}: {reason}; not subscribed (fix the URL, or add --no-check "
+        raise CliError(f"{url}: {_unsubscribed(inspection.error)}; not subscribed (fix the URL, or add --no-check "
                        "to subscribe anyway: the fetcher then retries it on its schedule)")
     return url, inspection
+
+
+def _unsubscribed(error: str) -> str:
+    """A fetch error as said of a URL not subscribed yet (the fetcher's advice is for sources)."""
+    return error.removesuffix("; check it or remove the source")
 
 
 def _inspect(args) -> int:
@@ -325,8 +330,6 @@ def _name(source) -> str:
 
 
 def _totals(sources: list) -> str:
-    from collections import Counter
-
     states = Counter("disabled" if not s.enabled else "failing" if s.status in ("error", "dead")
                      else "new" if s.status == "new" else "ok" for s in sources)
     parts = [f"{states[k]} {k}" for k in ("ok", "new", "failing", "disabled") if states[k]]
@@ -482,7 +485,7 @@ def _opml_import(args) -> None:
             to_check.append(feed)
     for feed, inspection, error in _checked(to_check, storage.settings, args):
         if error:
-            report.line("failed", f"{feed.url}: {error}")
+            report.line("failed", f"{feed.url}: {_unsubscribed(error)}")
             continue
         report.line(*_import_new(storage, feed, inspection, now, args))
     if report.counts["added"] or report.changed:
@@ -497,12 +500,15 @@ class _ImportReport:
         self.failures: list[str] = []
         self.quiet = 0  # added sources whose first fetch keeps nothing
         self.changed: set[str] = set()  # render targets (collections an existing source joined)
+        self.dropped: Counter = Counter()  # what the added sources' first fetches leave out, by reason
 
-    def line(self, outcome: str, text: str, quiet: bool = False, targets: list[str] = ()) -> None:
+    def line(self, outcome: str, text: str, quiet: bool = False, targets: list[str] = (),
+             dropped: dict | None = None) -> None:
         self.done += 1
         self.counts[outcome] += 1
         self.quiet += quiet
         self.changed.update(targets)
+        self.dropped.update(dropped or {})
         if outcome == "failed":
             self.failures.append(text)
         width = len(str(self.total))
@@ -514,11 +520,16 @@ class _ImportReport:
         if self.failures:
             print("not subscribed: fix those URLs, or run the import again with --no-check to "
                   "subscribe them anyway (the fetcher retries them on their schedules)")
-        if self.quiet:
-            print(f"{self.quiet} of the {self.counts['added']} added show nothing until they publish again: "
-                  "what they published before you subscribed stays out by seed 002's first-poll filter "
-                  f"(and anything older than {settings.max_article_age_days} days by its age filter); "
-                  "--backfill N keeps the newest N of each new source")
+        if self.dropped:
+            from starfeed.inspect import rule_of
+
+            left_out = ", ".join(f"{n:,} {reason}" + (f" ({rule_of(reason)})" if rule_of(reason) else "")
+                                 for reason, n in self.dropped.most_common())
+            quiet = f"{self.quiet} of the {self.counts['added']} added show nothing until they publish " \
+                    "again; " if self.quiet else ""
+            print(f"{quiet}their first fetches leave out entries: {left_out}; "
+                  + (f"--backfill {args.backfill} keeps the newest {args.backfill} of each" if args.backfill
+                     else "--backfill N keeps the newest N of each new source"))
         if self.counts["added"]:
             print(f"their first fetches are spread over the next {settings.startup_jitter} s")
 
@@ -592,7 +603,8 @@ def _checked(feeds: list, settings: Settings, args):
         inspection = inspect_fetched(feed.url, result, settings, backfill=args.backfill)
         return inspection, inspection.error
 
-    with ThreadPoolExecutor(CHECKS_IN_FLIGHT) as pool:
+    pool = ThreadPoolExecutor(CHECKS_IN_FLIGHT)
+    try:
         futures = {pool.submit(check, feed): feed for feed in feeds}
         for future in as_completed(futures):
             try:
@@ -600,6 +612,8 @@ def _checked(feeds: list, settings: Settings, args):
             except Exception as exc:  # noqa: BLE001 - that feed's failure, not the import's
                 inspection, error = None, _describe(exc)
             yield futures[future], inspection, error
+    finally:  # Ctrl+C, or a failure writing a source: the checks not started are not made
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _import_new(storage, feed, inspection, now: float, args) -> tuple:
@@ -615,14 +629,11 @@ def _import_new(storage, feed, inspection, now: float, args) -> tuple:
         return "already subscribed", f"{source.source_id} {source.url}{where}"
     if inspection is None:
         return "added", f"{source.source_id} {source.url}{where} (not checked)"
-    from starfeed.inspect import found
+    from starfeed.inspect import found, kept_words
 
     ingested = inspection.ingested
-    kept = len(ingested.entries)
-    shown = ("no entries yet" if not ingested.parsed_count else
-             f"0 published since you subscribed" if not kept else f"{kept} shown")
-    return "added", f"{source.source_id} {source.url}{where}: {found(inspection)}, {shown}", \
-        bool(ingested.parsed_count) and not kept
+    return "added", f"{source.source_id} {source.url}{where}: {found(inspection)}, {kept_words(inspection)}", \
+        bool(ingested.parsed_count) and not ingested.entries, (), ingested.dropped
 
 
 def _github_connect(args) -> None:
@@ -679,8 +690,6 @@ def _github_sync(args) -> None:
 
 
 def _github_status(args) -> None:
-    from collections import Counter
-
     from starfeed.render.html import github_notice
 
     storage = connect(args.stack)
@@ -805,8 +814,8 @@ def _parser() -> argparse.ArgumentParser:
                           description="Subscribe to every feed of an OPML file (any reader's export). "
                           "Its folders become collections (a folder path such as Tech/Python becomes "
                           "tech-python). Each feed is checked once first, as `source add` does: "
-                          f"{CHECKS_IN_FLIGHT} at a time, {CHECKS_PER_HOST} per host, so 500 feeds "
-                          "take about a minute; one that cannot be read is not subscribed. "
+                          f"{CHECKS_IN_FLIGHT} at a time, {CHECKS_PER_HOST} per host (500 feeds that answer within "
+                          "a second take about a minute); one that cannot be read is not subscribed. "
                           "--no-check subscribes every feed at once without fetching.")
     imp.add_argument("file")
     imp.add_argument("--backfill", type=_count, default=0, metavar="N",

@@ -168,11 +168,29 @@ def first_fetch(inspection: Inspection, backfill: int = 0) -> str:
     if not dropped:
         return f"{entries}, {'all ' if kept > 1 else ''}{kept} shown after the first fetch{backfilled}"
     hint = backfilled or "; --backfill N keeps the newest N"
-    by_filter = [(count, reason, next((f for key, f in _FILTERS if reason.startswith(key)), None))
-                 for reason, count in dropped.items() if count]
+    by_filter = [(count, reason, rule_of(reason)) for reason, count in dropped.items() if count]
     if kept == 0 and [r for _, r, _ in by_filter] == ["published before you subscribed"]:
         they = "it stays" if parsed == 1 else "they stay"
         return f"{entries}, 0 published since you subscribed: {they} out by seed 002's first-poll filter{hint}"
     left_out = ", ".join(f"{count} {reason}" + (f" stay out by {rule}" if rule else " stay out")
                          for count, reason, rule in by_filter)
     return f"{entries}, {kept} shown after the first fetch: {left_out}{hint}"
+
+
+def rule_of(reason: str) -> str | None:
+    """The filter behind a dropped-entry reason: "seed 002's age filter", ..."""
+    return next((rule for key, rule in _FILTERS if reason.startswith(key)), None)
+
+
+def kept_words(inspection: Inspection) -> str:
+    """The first fetch in a few words, for one line of a list: "0 published since you
+    subscribed", "2 shown (8 older than 7 days)", "all shown", "no entries yet"."""
+    ingested = inspection.ingested
+    parsed, kept, dropped = ingested.parsed_count, len(ingested.entries), ingested.dropped
+    if not parsed:
+        return "no entries yet"
+    if not dropped:
+        return "all shown" if kept > 1 else f"{kept} shown"
+    if not kept and list(dropped) == ["published before you subscribed"]:
+        return "0 published since you subscribed"
+    return f"{kept} shown (" + ", ".join(f"{n} {reason}" for reason, n in dropped.items() if n) + ")"
