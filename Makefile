@@ -34,6 +34,7 @@ checkov: $(CHECKOV)/.installed
 bench: $(VENV)/.installed
 	$(BIN)/python -m starfeed.bench.ingest
 	$(BIN)/python -m starfeed.bench.serve
+	$(BIN)/python -m starfeed.bench.freshness
 	$(BIN)/python -m starfeed.bench.snapshot
 	$(BIN)/python -m starfeed.bench.schedule_scale
 	$(BIN)/python -m starfeed.bench.github
