@@ -76,3 +76,19 @@ def test_html_index_escapes_everything():
     assert "<img" not in page and "<script>" not in page and "<b>src" not in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
     assert 'href="/feed.atom"' in page and 'name="viewport"' in page
+
+
+def test_attribution_names_a_feed_a_reader_can_subscribe_to():
+    from starfeed.model import Source
+    from starfeed.render.job import origins
+
+    named = origins({"f": Source("f", "https://e.example/feed.xml", title="F", site_url="https://e.example/"),
+                     "t": Source("t", "https://u:pw@e.example/f?token=s3cret", title="T"),
+                     "g": Source("g", "https://api.github.com/users/octocat/starred", kind="github-user",
+                                 login="octocat", title="octocat"),
+                     "w": Source("w", "https://e.example/page", kind="website", title="W")}, "https://feeds.test/")
+    assert (named["f"].feed_url, named["f"].site_url) == ("https://e.example/feed.xml", "https://e.example/")
+    # Redacted credentials, a web page or GitHub's API are no feed to subscribe to: ours of them is.
+    assert named["t"].feed_url == "https://feeds.test/s/t/feed.xml"
+    assert (named["g"].feed_url, named["g"].site_url) == ("https://feeds.test/s/g/feed.xml", "https://github.com/octocat")
+    assert named["w"].feed_url == "https://feeds.test/s/w/feed.xml"

@@ -188,11 +188,24 @@ class Origin:
     language: str | None = None
 
 
-def origin(source) -> Origin:
-    """A stored source as its Origin; every field passes the same policy as an entry's."""
+GITHUB_WEB = "https://github.com"  # parse.github's: where a followed account's page is
+
+
+def origin(source, published_feed: str | None = None) -> Origin:
+    """A stored source as its Origin; every field passes the same policy as an entry's.
+
+    Its feed is the subscription URL when that is a feed a reader can subscribe to as shown;
+    else (a website, a GitHub account, a URL whose credentials were redacted) published_feed,
+    starfeed's own feed of the source. A followed GitHub account's site is its profile."""
     seen = shown(source)
-    return clean_origin(Origin(seen.title, link(seen.url), link(getattr(source, "site_url", None)),
-                               getattr(source, "language", None)))
+    kind = getattr(source, "kind", "feed")
+    subscribable = kind == "feed" and seen.url == text(getattr(source, "url", None), 8192)
+    site = getattr(source, "site_url", None)
+    login = getattr(source, "login", None)
+    if not site and kind == "github-user" and isinstance(login, str):
+        site = f"{GITHUB_WEB}/{login}"
+    feed = link(seen.url if subscribable else published_feed) or link(published_feed)
+    return clean_origin(Origin(seen.title, feed, link(site), getattr(source, "language", None)))
 
 
 def clean_origin(value) -> Origin | None:

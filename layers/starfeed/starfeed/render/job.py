@@ -110,7 +110,8 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
         # Its site, if the feed names a safe one; else the feed we publish for it.
         home = clean.link(source.site_url) or f"{base.rstrip('/')}/{target}"
         meta = FeedMeta(target, shown.title, f"Entries from {shown.url}", home, base,
-                        language=clean.language(source.language), origins=origins({source.source_id: source}))
+                        language=clean.language(source.language),
+                        origins=origins({source.source_id: source}, base))
     else:
         log.info("renderer: %s names nothing to render; skipped", target)
         return "skipped"
@@ -131,16 +132,19 @@ def _of_published_sources(storage: Storage, entries: list[Entry]) -> tuple[list[
     return [e for e in entries if e.feed_id in sources], sources
 
 
-def origins(sources: dict[str, Source]) -> dict[str, Origin]:
-    """Each source as the public may see it: its title, redacted subscription URL and site."""
-    shown = ((source_id, clean.origin(source)) for source_id, source in sources.items())
+def origins(sources: dict[str, Source], base: str) -> dict[str, Origin]:
+    """Each source as the public may see it: its title, its feed (the subscription, else the one
+    starfeed publishes for it at base) and its site."""
+    base = base.rstrip("/")
+    shown = ((source_id, clean.origin(source, f"{base}/s/{source_id}/feed.xml"))
+             for source_id, source in sources.items())
     return {source_id: origin for source_id, origin in shown if origin}
 
 
 def mixed(meta: FeedMeta, sources: dict[str, Source]) -> FeedMeta:
     """A feed of several sources (the aggregate, a collection): each entry attributed, and the
     feed's language only when every source declares the same one."""
-    named = origins(sources)
+    named = origins(sources, meta.base_url)
     languages = {origin.language for origin in named.values()}
     return replace(meta, origins=named, attribute=True,
                    language=languages.pop() if len(languages) == 1 else None)
@@ -156,7 +160,7 @@ def github_meta(target: str, accounts: int, base: str) -> FeedMeta:
 def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[Entry],
                   sources: dict[str, Source], collections: dict[str, int], notice: str | None,
                   now: float) -> None:
-    titles = origins(sources)  # the index names each entry's source, linked to its site
+    titles = origins(sources, meta.base_url)  # the index names each entry's source, linked to its site
     page = IndexPage(meta.title, f"/{meta.feed_id}", collections, notice=notice)
     pages = {f"{prefix}index.html": (page, entries)}
     if prefix == f"c/{GITHUB}/":
