@@ -11,8 +11,9 @@ What each entry keeps, format by format:
 - its title when it has one (RSS and JSON Feed allow none; Atom requires the element, left
   empty); its authors, else its feed's (parse.normalize), else its source's title;
 - every enclosure in Atom (rel="enclosure" links) and JSON Feed (attachments), the first in RSS,
-  which allows one; a length only where the source gave one (RSS requires the attribute: "0",
-  the RSS Advisory Board's "unknown");
+  which allows one; its type, else one its file name implies; a length only when known (a
+  positive one: RSS requires the attribute, and "0" is the RSS Advisory Board's "unknown", so a
+  source's length="0" stays "0" in RSS and is no length elsewhere);
 - where it came from, in the aggregate and collections (FeedMeta.attribute): RSS <source>,
   Atom <source>, JSON Feed's _starfeed.source and the index's source name.
 
