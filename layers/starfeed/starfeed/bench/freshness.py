@@ -34,6 +34,7 @@ import io
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -123,8 +124,9 @@ def render_to_served(renders: int) -> dict:
     from starfeed.store import Storage
 
     origin = Origin()
+    state = Path(tempfile.mkdtemp(prefix="starfeed-freshness-"))
     stack = LocalStack({"STARFEED_PUBLIC_URL": "http://feeds.test", "STARFEED_ALLOW_PRIVATE_NETWORKS": "1"},
-                       state=Path(tempfile.mkdtemp(prefix="starfeed-freshness-")))
+                       state=state)
     stop = threading.Event()
     try:
         storage = Storage(Settings.from_env(stack.environment))
@@ -196,6 +198,7 @@ def render_to_served(renders: int) -> dict:
         stop.set()
         stack.close()
         origin.close()
+        shutil.rmtree(state, ignore_errors=True)
 
 
 # (b) `source add` -> visible in /feed.xml ----------------------------------------------------
@@ -271,9 +274,9 @@ def add_to_visible(rate: int, adds: int, environ: dict[str, str]) -> dict:
             totals.append(total)
             waits.append(wait)
             after_fetch.append(total - wait)
-        return {"rate_s": rate, "budget_s": rate + ADD_SLACK, "adds": adds, "startup_s": round(startup, 1),
-                "add_to_visible": _seconds(totals), "add_to_fetched": _seconds(waits),
-                "fetched_to_visible": _seconds(after_fetch)}
+        report = {"rate_s": rate, "budget_s": rate + ADD_SLACK, "adds": adds, "startup_s": round(startup, 1),
+                  "add_to_visible": _seconds(totals), "add_to_fetched": _seconds(waits),
+                  "fetched_to_visible": _seconds(after_fetch)}
     finally:
         for key, value in saved.items():
             if value is None:
@@ -287,6 +290,8 @@ def add_to_visible(rate: int, adds: int, environ: dict[str, str]) -> dict:
             run.kill()
             run.wait()
         origin.close()
+    shutil.rmtree(state, ignore_errors=True)  # kept, with the stack's log, when a step failed
+    return report
 
 
 def main(argv: list[str] | None = None) -> int:
