@@ -125,7 +125,7 @@ def test_stars_arrive_as_seed_000_items_with_conditional_requests_and_stop_at_a_
     assert dana.tier == "medium" and dana.reason.startswith("star EMA")
     quiet = github_sources(storage)["quiet"]
     assert (quiet.tier, quiet.interval) == ("low", 3600)  # seed 000's eve: the default, tier low
-    assert main(["source", "list"]) == 0
+    assert main(["source", "list", "--wide"]) == 0
     row = next(r for r in capsys.readouterr().out.splitlines() if r.startswith(quiet.source_id))
     assert " 1h " in row and " low " in row
 

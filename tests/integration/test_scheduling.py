@@ -72,7 +72,7 @@ def test_decisions_are_recorded_and_listed(stack, storage, capsys, origin):
     assert stored.ewma_interarrival == 60 and len(stored.publications) == 3
     assert sum(stored.hour_counts) == 3  # the rhythm learned from the three posts
     # A post a minute: a check comes before about five new posts, well within the default interval.
-    row = next(r for r in run(capsys, "source", "list")[1].splitlines() if r.startswith(source.source_id))
+    row = next(r for r in run(capsys, "source", "list", "--wide")[1].splitlines() if r.startswith(source.source_id))
     assert storage.settings.min_interval <= stored.interval < storage.settings.default_interval
     assert " rhythm " in row and " high " in row
 
@@ -184,7 +184,7 @@ def test_the_scheduler_steps_the_pace_hourly_and_fetchers_decide_by_it(stack, st
     # A post a day: the square root rule alone waits about 13 hours; a 1-hour horizon caps that.
     assert next_wait(Pace(3600.0, 0.5, 40000.0), later + 7200) < 4 * 3600
     assert "pace: an active source waits at most 1h beyond its quiet hours; active from 0.50 posts a day;" \
-        in run(capsys, "source", "list")[1]
+        in run(capsys, "source", "list", "--wide")[1]
     assert next_wait(Pace(20 * 3600.0, 0.5, 200000.0), later + 7300) > 10 * 3600
     # The rest of the session keeps the starting pace: this test's paces touch no other test.
     storage.pace.save(Pace.initial(storage.settings), time.time() + 10 ** 8, storage.pace.load()[1])

@@ -63,10 +63,12 @@ def test_a_first_fetch_keeps_the_first_three_undated_entries_placed_behind_a_wee
                                                  "2026-02-10T12:29:58Z"]
 
 
-def test_later_fetches_keep_every_undated_entry_at_its_first_sighting():
+def test_later_fetches_keep_every_undated_entry_at_its_first_sighting_in_the_feeds_order():
     result = filter_entries(undated(20), POLLED, NOW, max_age_days=7)
     assert len(result.kept) == 20 and not result.dropped
-    assert {e.sort_time for e in result.kept} == {"2026-02-17T12:30:00Z"}
+    assert [e.sort_time for e in result.kept[:3]] == ["2026-02-17T12:30:00Z", "2026-02-17T12:29:59Z",
+                                                     "2026-02-17T12:29:58Z"]
+    assert len({e.sort_time for e in result.kept}) == 20
 
 
 def test_backfill_keeps_the_newest_n_of_a_first_fetch_whatever_their_age():

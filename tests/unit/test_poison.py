@@ -28,7 +28,7 @@ CASES = sorted(p for p in DATA.iterdir() if not p.name.endswith(".expected.json"
 NOW = 1_795_262_400.0  # 2026-11-21T12:00:00Z
 URL = "https://poison.example/feed"
 SETTINGS = Settings(max_article_age_days=1_000_000)  # keep every entry, however old
-SOURCE = Source(source_id="poison", url=URL, created_at=0)
+SOURCE = Source(source_id="poison", url=URL, created_at=0, last_success_at=0)  # polled before: no first-fetch rules
 META = FeedMeta("feed", "starfeed", "poison", "https://feeds.test/", "https://feeds.test")
 
 

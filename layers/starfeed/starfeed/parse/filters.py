@@ -29,10 +29,12 @@ def filter_entries(entries: list[Entry], source: Source, now: float, max_age_day
     - on that poll, source.backfill keeps the newest N entries whatever their age or date.
     A first fetch's undated entries predate the subscription by an unknown time: they are
     placed (ordered_at) with the oldest entries the age rule keeps, in the feed's own order,
-    so they never lead an aggregate over dated news."""
+    so they never lead an aggregate over dated news; later ones sit where they were first seen,
+    in the feed's order."""
     oldest = rfc3339(now - max_age_days * DAY)
     created = rfc3339(source.created_at)
     first_poll = source.last_success_at is None
+    backlog = max(now - max_age_days * DAY, 0)  # where a first fetch's undated entries sit
     feed_host = host_of(source.url)
     result = Filtered(kept=[])
     on_domain = []
@@ -55,8 +57,10 @@ def filter_entries(entries: list[Entry], source: Source, now: float, max_age_day
         elif first_poll and not entry.published and undated >= FIRST_FETCH_UNDATED:
             result.dropped[f"undated, beyond the first {FIRST_FETCH_UNDATED} of a new subscription"] += 1
             continue
-        if first_poll and not entry.published:
-            entry.ordered_at = rfc3339(now - max_age_days * DAY - undated)
+        if not entry.published:
+            # A second apart in the feed's order, so readers keep the feed's order and no two
+            # entries claim the same instant.
+            entry.ordered_at = rfc3339((backlog if first_poll else now) - undated)
             undated += 1
         result.kept.append(entry)
     return result

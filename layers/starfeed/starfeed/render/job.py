@@ -182,7 +182,8 @@ def render_sources_summary(storage: Storage, now: float, collections: dict[str, 
     put = storage.blobs.put_feed
     put(summary.PUBLISHED_OPML, published_opml(storage.settings.public_url, sources, collections, now),
         summary.OPML_TYPE, rendered_at=now)
-    put(summary.SUBSCRIPTIONS_OPML, subscriptions_opml(sources, now), summary.OPML_TYPE, rendered_at=now)
+    put(summary.SUBSCRIPTIONS_OPML, subscriptions_opml(sources, now, storage.settings.public_url),
+        summary.OPML_TYPE, rendered_at=now)
     put(summary.SUMMARY, summary.dumps([summary.row_of(s) for s in sources], now), summary.JSON_TYPE,
         rendered_at=now)
     log.info("renderer: sources summary with %d sources", len(sources))

@@ -20,7 +20,6 @@ starfeed or another reader) gives the same subscriptions and collections:
 from __future__ import annotations
 
 import email.utils
-import os
 import re
 import xml.etree.ElementTree as ET
 
@@ -78,12 +77,10 @@ def published_opml(base: str, sources: list[Source], collections: dict[str, int]
     return _bytes(opml)
 
 
-def subscriptions_opml(sources: list[Source], now: float, base: str | None = None) -> bytes:
+def subscriptions_opml(sources: list[Source], now: float, base: str) -> bytes:
     """The subscriptions, for moving to another reader (see the module's docstring). Public, so
     redacted: a URL's credentials are shown by the CLI only (`starfeed source list --wide`).
     base: this starfeed's public URL (settings.public_url), for the feeds it publishes itself."""
-    if base is None:
-        base = os.environ.get("STARFEED_PUBLIC_URL") or "http://127.0.0.1:3000"
     base = base.rstrip("/")
     opml, body = _document("starfeed: subscriptions", now)
     top: dict[str, dict] = {}  # xmlUrl -> attributes
