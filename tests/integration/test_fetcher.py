@@ -137,7 +137,7 @@ def test_source_add_on_an_html_page_subscribes_to_the_feed_it_announces(stack, c
     assert code == 0 and any(line.startswith("added ") and line.endswith(f"{origin.url}/blog/rss.xml")
                              for line in out.splitlines())
     code, out, _ = run(capsys, "source", "add", origin.url + "/blog/")
-    assert code == 0 and f"added" in out and f"{origin.url}/blog/atom.xml" in out
+    assert code == 0 and "added" in out and f"{origin.url}/blog/atom.xml" in out
 
 
 def test_a_200_with_the_validator_already_held_counts_as_unmodified(stack, storage, origin):

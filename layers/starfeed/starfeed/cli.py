@@ -123,8 +123,7 @@ def fetch_settings(stack_name: str | None) -> Settings:
 
 
 def _source_add(args) -> None:
-    from starfeed.model import source_id_for
-    from starfeed.sources import BadSource, add_source, new_source
+    from starfeed.sources import BadSource, add_source, new_source, subscribed
 
     kind = "website" if args.website else "feed"
     try:  # a URL starfeed cannot take is refused before anything is fetched
@@ -132,7 +131,7 @@ def _source_add(args) -> None:
     except BadSource as exc:
         raise CliError(str(exc)) from None
     storage = connect(args.stack)
-    existing = storage.catalog.get_source(source_id_for(args.url))
+    existing = subscribed(storage, [args.url]).get(args.url.strip())
     if existing is not None:
         print(f"already subscribed: {existing.source_id} {existing.url}")
         return
@@ -459,8 +458,7 @@ CHECKS_PER_HOST = 2
 def _opml_import(args) -> None:
     """Every feed of an OPML file, its folders as collections: one progress line per feed, then
     what was added, what was there already, and what failed and why."""
-    from starfeed.model import source_id_for
-    from starfeed.sources import BadSource, read_opml
+    from starfeed.sources import BadSource, read_opml, subscribed
 
     try:
         document = read_opml(Path(args.file))
@@ -473,7 +471,7 @@ def _opml_import(args) -> None:
         return
     for folder, name in document.folders.items():
         print(f'folder "{folder}" becomes the collection {name}')
-    existing = storage.catalog.get_sources({source_id_for(f.url) for f in feeds if f.url.strip()})
+    existing = subscribed(storage, [f.url for f in feeds])
     report = _ImportReport(total)
     now = time.time()
     to_check = []
@@ -537,7 +535,6 @@ class _ImportReport:
 def _import_known(storage, feed, existing: dict, args):
     """The outcome for a feed that needs no check: this starfeed's own feeds, a URL starfeed
     cannot take, one subscribed already (it joins the file's folders it was not in); else None."""
-    from starfeed.model import source_id_for
     from starfeed.render import targets_for
     from starfeed.sources import BadSource, github_following_source, new_source, own_feed
 
@@ -559,7 +556,7 @@ def _import_known(storage, feed, existing: dict, args):
         new_source(feed.url, 0, feed.collections, backfill=args.backfill)
     except BadSource as exc:
         return "failed", str(exc)
-    source = existing.get(source_id_for(feed.url))
+    source = existing.get(feed.url.strip())
     if source is None:
         return None
     joined = [c for c in feed.collections if c not in source.collections]

@@ -69,11 +69,26 @@ def add_source(storage: Storage, url: str, now: float, collections: list[str] | 
                **options) -> tuple[Source, bool]:
     """Returns the source and whether it is new (adding a URL twice finds the first)."""
     source = new_source(url, now, collections, **options)
+    if (existing := subscribed(storage, [source.url]).get(source.url)) is not None:
+        return existing, False
     if storage.catalog.add_source(source):
         for collection in source.collections:
             storage.catalog.join_collection(collection, source.source_id)
         return source, True
     return storage.catalog.get_source(source.source_id) or source, False
+
+
+def subscribed(storage: Storage, urls: list[str]) -> dict[str, Source]:
+    """The sources these URLs are subscribed as: by the id a URL gives, or, when a permanent
+    redirect moved a source, by its current URL (so an exported OPML imports back as itself)."""
+    urls = [u.strip() for u in urls if u.strip()]
+    by_id = storage.catalog.get_sources({source_id_for(u) for u in urls})
+    found = {}
+    for url in urls:
+        source = by_id.get(source_id_for(url)) or storage.catalog.find_source_by_url(url)
+        if source is not None:
+            found[url] = source
+    return found
 
 
 @dataclass
