@@ -137,7 +137,7 @@ def test_the_channel_link_falls_back_to_the_deployment_never_to_a_script():
     assert rss.findtext("channel/link") == BASE + "/"
 
 
-def test_an_entry_feedgen_refuses_is_left_out_and_the_rest_published(monkeypatch, caplog):
+def test_an_entry_the_writer_refuses_is_left_out_and_the_rest_published(monkeypatch, caplog):
     fill = feeds._fill
 
     def refuse_two(fe, entry, fmt):

@@ -1,5 +1,5 @@
 """The feed formats starfeed publishes: extension and Content-Type. A leaf module, so the api
-function can know them without importing the renderers (feedgen, lxml) on its cold start."""
+function can know them without importing the renderers (lxml) on its cold start."""
 
 FORMATS = {
     # format: (file extension, Content-Type)

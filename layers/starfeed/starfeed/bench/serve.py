@@ -168,7 +168,7 @@ def hit_rate_replay(hours: int = 24, readers: int = 60, seed: int = 7) -> dict:
     after a 304 from S3; a miss reads the object."""
     rng = random.Random(seed)
     clock = [0.0]
-    cache = FeedCache(ttl=30, clock=lambda: clock[0])
+    cache = FeedCache(clock=lambda: clock[0])  # the deployed revalidation window
     sources = [f"s/{n}/feed.xml" for n in range(30)]
     changes = {"feed.xml": 1800, "feed.atom": 1800, "feed.json": 1800, "c/tech/feed.xml": 3600,
                **{key: rng.choice([3600, 3 * 3600, 6 * 3600, 12 * 3600, 24 * 3600, 48 * 3600])

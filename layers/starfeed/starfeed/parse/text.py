@@ -10,7 +10,7 @@ import nh3
 
 from starfeed.urlpolicy import safe_link
 
-# Characters XML 1.0 forbids; feedgen refuses them, so they never reach storage.
+# Characters XML 1.0 forbids; lxml refuses them, so they never reach storage.
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 _SPACES = re.compile(r"\s+")
 _TAGS = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)?[^>]*>")

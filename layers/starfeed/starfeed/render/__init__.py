@@ -1,6 +1,6 @@
 """Rendering stored entries as RSS 2.0, Atom, JSON Feed 1.1 and an HTML index. Pure.
 
-This module stays light (no feedgen): the fetcher and the CLI import it to name render targets.
+This module stays light (no lxml): the fetcher and the CLI import it to name render targets.
 """
 
 from __future__ import annotations
