@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from starfeed.local.loopback import Loopback
 
 
 @dataclass
@@ -50,10 +51,8 @@ class Origin:
             def log_message(self, *args):
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = Loopback(Handler)
+        self.url = self._server.url
 
     def _next(self, path: str) -> Reply:
         reply = self.routes.get(path, Reply(404, b"not here"))
@@ -69,8 +68,7 @@ class Origin:
         return [headers for p, headers in self.requests if p == path]
 
     def close(self):
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.close()
 
 
 def rss(*items: tuple[str, str], title: str = "Test Feed", extra: str = "",

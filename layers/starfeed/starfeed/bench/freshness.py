@@ -45,8 +45,10 @@ import threading
 import time
 import urllib.request
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+
+from starfeed.local.loopback import Loopback
 
 RENDER_GOAL = 5.0  # seconds: "every api instance serves the new version within a few seconds"
 ADD_SLACK = 10.0  # seconds beyond one scheduler tick from `source add` to /feed.xml
@@ -81,10 +83,8 @@ class Origin:
             def log_message(self, *args):
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = Loopback(Handler)
+        self.url = self._server.url
 
     def publish(self, path: str, guid: str, published: float | None = None) -> str:
         self.posts.setdefault(path, []).insert(0, (guid, published))
@@ -105,8 +105,7 @@ class Origin:
                 f"{items}</channel></rss>").encode()
 
     def close(self):
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.close()
 
 
 def _seconds(values: list[float]) -> dict:

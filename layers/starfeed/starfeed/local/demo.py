@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import threading
 import time
 from dataclasses import dataclass
 from html import escape
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from starfeed.local.loopback import Loopback
 
 VISIBLE = 10  # items a demo feed shows
 
@@ -118,10 +119,8 @@ class DemoOrigin:
             def log_message(self, *args):
                 pass
 
-        self._server = ThreadingHTTPServer((host, port), Handler)
-        self._server.daemon_threads = True
-        self.url = f"http://{host}:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True, name="demo-origin").start()
+        self._server = Loopback(Handler, host, port, name="demo-origin")
+        self.url = self._server.url
 
     @property
     def since(self) -> float:
@@ -134,5 +133,4 @@ class DemoOrigin:
         return [self.url + f.path for f in FEEDS]
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.close()

@@ -21,8 +21,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
+
+from starfeed.local.loopback import Loopback
 
 STAR_JSON = "application/vnd.github.star+json"
 LIMIT = 5000
@@ -135,15 +137,11 @@ class GitHubSim:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer((host, port), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://{host}:{self.server.server_port}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._thread.start()
+        self._server = Loopback(Handler, host, port, name="github-sim")
+        self.url = self._server.url
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._server.close()
 
     # Switches over HTTP, for a running `make run` -----------------------------------------------
 
