@@ -57,7 +57,7 @@ def undated(n: int) -> list[Entry]:
 def test_a_first_fetch_keeps_the_first_three_undated_entries_placed_behind_a_week_of_news():
     result = filter_entries(undated(20), NEW, NOW, max_age_days=7)
     assert [e.entry_uid for e in result.kept] == ["u0", "u1", "u2"]
-    assert result.dropped == {"undated, beyond the first 3 of a new subscription": 17}
+    assert result.dropped == {"undated beyond the feed's first 3": 17}
     # In the feed's own order, each behind every entry the age rule keeps.
     assert [e.sort_time for e in result.kept] == ["2026-02-10T12:30:00Z", "2026-02-10T12:29:59Z",
                                                  "2026-02-10T12:29:58Z"]

@@ -55,7 +55,7 @@ def filter_entries(entries: list[Entry], source: Source, now: float, max_age_day
             result.dropped["published before you subscribed"] += 1
             continue
         elif first_poll and not entry.published and undated >= FIRST_FETCH_UNDATED:
-            result.dropped[f"undated, beyond the first {FIRST_FETCH_UNDATED} of a new subscription"] += 1
+            result.dropped[f"undated beyond the feed's first {FIRST_FETCH_UNDATED}"] += 1
             continue
         if not entry.published:
             # A second apart in the feed's order, so readers keep the feed's order and no two
