@@ -34,3 +34,9 @@ def test_untrustworthy_dates_order_by_first_sighting_and_backlog_sits_behind_dat
     backlog = entry("k", "c", "https://c.example/k", None, first_seen="2026-11-20T12:00:00Z",
                     ordered_at="2026-11-13T12:00:00Z")
     assert [e.entry_uid for e in newest_first([backlog, dated, undated, future])] == ["f", "u", "d", "k"]
+
+
+def test_a_stored_date_before_1970_is_not_trusted_whoever_wrote_it():
+    hugo = entry("h", "a", "https://a.example/h", "0001-01-01T00:00:00Z", first_seen="2026-11-20T10:00:00Z")
+    dated = entry("d", "a", "https://a.example/d", "2026-11-19T10:00:00Z")
+    assert [e.entry_uid for e in newest_first([dated, hugo])] == ["h", "d"]

@@ -106,6 +106,10 @@ class Source:
         return host_key_of(self.url)
 
 
+# Seed 003 §7: a date before 1970 is a mistake (Hugo's 0001-01-01), whatever wrote it to the store.
+_TRUSTED_FROM = "1970-01-01T00:00:00Z"
+
+
 @dataclass
 class Entry:
     """Seed 003 §5.2's normalized entry."""
@@ -136,7 +140,7 @@ class Entry:
     def sort_time(self) -> str:
         """Publication time for ordering; when it is missing or was in the future when first
         seen, the backlog position (ordered_at) or else first_seen."""
-        if self.published and self.published <= self.first_seen:
+        if self.published and _TRUSTED_FROM <= self.published <= self.first_seen:
             return self.published
         return self.ordered_at or self.first_seen
 
