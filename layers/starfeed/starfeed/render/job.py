@@ -160,7 +160,6 @@ def github_meta(target: str, accounts: int, base: str) -> FeedMeta:
 def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[Entry],
                   sources: dict[str, Source], collections: dict[str, int], notice: str | None,
                   now: float) -> None:
-    titles = origins(sources, meta.base_url)  # the index names each entry's source, linked to its site
     page = IndexPage(meta.title, f"/{meta.feed_id}", collections, notice=notice)
     pages = {f"{prefix}index.html": (page, entries)}
     if prefix == f"c/{GITHUB}/":
@@ -172,7 +171,7 @@ def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[E
             shown = [e for e in entries if tier is None or tier_of.get(e.feed_id) == tier]
             pages[f"{prefix}index{'-' + tier if tier else ''}.html"] = (replace(page, filters=filters), shown)
     for key, (index_page, shown) in pages.items():
-        storage.blobs.put_feed(key, render_index(index_page, shown, titles, rfc3339(now)),
+        storage.blobs.put_feed(key, render_index(index_page, shown, meta.origins, rfc3339(now)),
                                "text/html; charset=utf-8", rendered_at=now)
 
 
