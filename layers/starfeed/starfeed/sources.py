@@ -110,10 +110,15 @@ def collection_name(folder: list[str] | str) -> str:
     accents folded, lower-cased, anything else a "-". A folder whose title keeps no such
     character (say it is all CJK) gets "folder-" and a hash of its path, the same every time."""
     path = [folder] if isinstance(folder, str) else list(folder)
+    digest = hashlib.sha256("/".join(path).encode()).hexdigest()[:8]
     text = unicodedata.normalize("NFKD", "-".join(path)).encode("ascii", "ignore").decode().lower()
-    slug = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9_-]+", "-", text)).strip("-_")[:64].rstrip("-_")
+    slug = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9_-]+", "-", text)).strip("-_")
+    if len(slug) > 64:  # two long paths sharing a prefix stay two collections
+        slug = slug[:55].rstrip("-_") + "-" + digest
     if not slug:
-        slug = "folder-" + hashlib.sha256("/".join(path).encode()).hexdigest()[:8]
+        slug = "folder-" + digest
+    if slug == GITHUB_COLLECTION:  # reserved for the accounts you follow (seed 000's feed)
+        slug = "github-folder"
     return slug
 
 
