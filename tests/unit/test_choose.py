@@ -40,3 +40,11 @@ def test_a_stored_date_before_1970_is_not_trusted_whoever_wrote_it():
     hugo = entry("h", "a", "https://a.example/h", "0001-01-01T00:00:00Z", first_seen="2026-11-20T10:00:00Z")
     dated = entry("d", "a", "https://a.example/d", "2026-11-19T10:00:00Z")
     assert [e.entry_uid for e in newest_first([dated, hugo])] == ["h", "d"]
+
+
+def test_a_hand_edited_date_of_the_wrong_shape_or_type_orders_by_first_sighting():
+    bad = [entry("p", "a", "https://a.example/p", "2000-99-99T00:00:00Z"),
+           entry("q", "a", "https://a.example/q", None, ordered_at=5),
+           entry("r", "a", "https://a.example/r", 5)]
+    assert {e.sort_time for e in bad} == {"2026-11-20T10:00:00Z"}
+    assert len(for_readers(bad, 10)) == 3

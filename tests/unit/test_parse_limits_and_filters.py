@@ -185,3 +185,9 @@ def test_an_article_of_text_alone_is_the_article_and_broken_links_do_not_fail_th
             b"<article>Only text here, no child element.</article></body></html>")
     article = extract_article(page, "https://x.example/")
     assert article.text == "Only text here, no child element."
+
+
+def test_a_hand_edited_backfill_that_is_not_a_count_backfills_nothing():
+    for value in (None, "3", 2.5):
+        result = filter_entries([entry("2025-06-01T00:00:00Z")], Source(**{**NEW.__dict__, "backfill": value}), NOW, 7)
+        assert result.kept == [] and result.dropped == {"older than 7 days": 1}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -108,6 +109,12 @@ class Source:
 
 # Seed 003 §7: a date before 1970 is a mistake (Hugo's 0001-01-01), whatever wrote it to the store.
 _TRUSTED_FROM = "1970-01-01T00:00:00Z"
+_STAMP = re.compile(r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ")
+
+
+def _is_stamp(value: object) -> bool:
+    """An RFC 3339 UTC time as starfeed stores it; a hand-edited item may hold anything."""
+    return isinstance(value, str) and _STAMP.fullmatch(value) is not None
 
 
 @dataclass
@@ -140,9 +147,9 @@ class Entry:
     def sort_time(self) -> str:
         """Publication time for ordering; when it is missing or was in the future when first
         seen, the backlog position (ordered_at) or else first_seen."""
-        if self.published and _TRUSTED_FROM <= self.published <= self.first_seen:
+        if _is_stamp(self.published) and _TRUSTED_FROM <= self.published <= self.first_seen:
             return self.published
-        return self.ordered_at or self.first_seen
+        return self.ordered_at if _is_stamp(self.ordered_at) else self.first_seen
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,7 @@ def filter_entries(entries: list[Entry], source: Source, now: float, max_age_day
 
 def _newest(entries: list[Entry], count: int) -> list[Entry]:
     """The newest count entries: dated ones by date, then undated ones in the feed's order."""
+    count = count if isinstance(count, int) else 0  # a hand-edited item may hold anything
     if count <= 0:
         return []
     return sorted(entries, key=lambda e: e.published or "", reverse=True)[:count]
