@@ -2,7 +2,7 @@
 GitHub API on loopback (real HTTP, real ETags, real rate-limit headers).
 
 The code under test is starfeed's own: the GitHub client, read_following, read_stars (conditional
-first page, stop at a known star), and schedule_user (seed 000's EMA and its clamps). Only storage is
+first page, stop at a known star), and decide_github (seed 000's EMA and its clamps). Only storage is
 a dictionary here, so a week of polling runs in about a minute; the scheduler ticks every 5 minutes
 (the deployed default) on a simulated clock, which the simulated API shares.
 
@@ -16,14 +16,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
 import sys
 from collections import Counter
 
 from starfeed.fetch.github import GitHub, read_following, read_stars
+from starfeed.fetch.record import apply_decision
 from starfeed.local.github_sim import LIMIT, WINDOW, GitHubSim, population
 from starfeed.model import Source
 from starfeed.parse.github import star_uid
-from starfeed.schedule.github import schedule_user
+from starfeed.schedule.github import decide_github
 from starfeed.settings import Settings
 
 TICK = 300
@@ -32,7 +34,7 @@ START = 1_795_000_000.0  # a fixed Monday-ish epoch: the same population every r
 
 
 def run(users: int, days: int, seed: int = 11) -> dict:
-    clock = [START]
+    clock, rng = [START], random.Random(seed)
     sim = GitHubSim(population(users, START - 30 * DAY, START + days * DAY, seed=seed), clock=lambda: clock[0])
     settings = Settings(github_api_url=sim.url, allow_private_networks="1", retry_backoff=0.0)
     github = GitHub(settings, lambda force: sim.token, clock=lambda: clock[0])
@@ -65,8 +67,8 @@ def run(users: int, days: int, seed: int = 11) -> dict:
                     user.publications = sorted(set(user.publications) | {s.starred_epoch for s in read.stars})
                     user.etag, user.status = read.etag or user.etag, "ok"
                     user.last_starred_at = max([s.starred_at for s in read.stars] + [user.last_starred_at or ""])
-                    schedule_user(user, len(read.stars), settings)
-                    user.next_check_at = now + user.interval
+                    apply_decision(user, decide_github(user, "ok", None, user.publications, len(read.stars), now,
+                                                       settings, rng), now, settings)
             if now % DAY == 0 and now > START:
                 read_following(github)  # the daily re-sync of the follow list
             clock[0] += TICK

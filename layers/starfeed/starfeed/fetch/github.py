@@ -18,7 +18,8 @@ from urllib.parse import urlencode, urljoin
 import requests
 
 from starfeed.fetch.guard import Origin, Refused, origin_of, show_origin
-from starfeed.fetch.http import FetchResult, fetch, parse_retry_after
+from starfeed.fetch.headers import parse_retry_after
+from starfeed.fetch.http import FetchResult, fetch
 from starfeed.parse.github import Account, BadBody, Star, accounts_of, star_uid, stars_of
 from starfeed.settings import Settings
 

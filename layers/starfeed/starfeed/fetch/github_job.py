@@ -11,20 +11,17 @@ import logging
 import random
 
 from starfeed.fetch.github import GitHub, Read, Verdict, read_following, read_stars
-from starfeed.fetch.job import remember_decision, remember_fetch, store_raw
+from starfeed.fetch.record import apply_decision, remember_fetch, store_raw
 from starfeed.fetch.stage import StageFailed, stage
 from starfeed.model import FetchOutcome, Source
 from starfeed.parse.github import star_entry
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY, targets_for
-from starfeed.schedule.github import schedule_user
+from starfeed.schedule.github import REJECTED_PAUSE, decide_github
 from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES, github_user_source
 from starfeed.store import Storage
 
 log = logging.getLogger(__name__)
-
-REJECTED_PAUSE = 365 * 86400  # a refused token holds GitHub polling until `github connect`
-
 
 def fetch_github(storage: Storage, source: Source, lease: float | None, now: float,
                  rng: random.Random) -> FetchOutcome:
@@ -115,40 +112,16 @@ def _record(storage: Storage, source: Source, read: Read, new: int, answers: lis
     source.last_fetch_at, source.http_status = now, last.status if last else None
     for raw_ref, page in answers:  # one history line per page, the last page newest
         remember_fetch(source, raw_ref, page.status, verdict.reason or verdict.kind, now, settings)
-    before = source.interval
+    decision = decide_github(source, verdict.kind, verdict.until, source.publications, new, now, settings, rng)
+    apply_decision(source, decision, now, settings)
     if verdict.kind in ("ok", "not-modified"):
         source.status = "not-modified" if verdict.kind == "not-modified" else "ok"
-        source.last_error, source.consecutive_failures, source.last_success_at = None, 0, now
-        if source.kind == "github-following":
-            source.interval, source.reason = settings.github_following_interval, "follow list: daily"
-        else:
+        source.last_error, source.last_success_at = None, now
+        if source.kind == "github-user":
             source.etag = read.etag or source.etag
             source.last_modified = read.last_modified or source.last_modified
-            schedule_user(source, new, settings)
-        source.next_check_at = now + source.interval
-    elif verdict.kind == "rate-limited":
-        # Not the source's fault: no failure counted; it is retried when the pause ends.
-        source.status, source.last_error, source.reason = "error", verdict.reason, "github-rate-limited"
-        source.next_check_at = verdict.until + rng.uniform(0, settings.startup_jitter)
     else:
-        source.status, source.last_error = "error", verdict.reason
-        source.consecutive_failures += 1
-        if verdict.kind == "rejected":
-            source.reason = "github-token-rejected"
-            source.next_check_at = now + REJECTED_PAUSE
-        elif source.consecutive_failures >= settings.circuit_breaker or source.policy == "one-strike":
-            # The same policies as any source: parked as dead until `starfeed source sync`.
-            source.status, source.next_check_at = "dead", None
-            source.reason = f"circuit-open after {source.consecutive_failures} failures" \
-                if source.policy != "one-strike" else "one-strike"
-        else:
-            # Seed 000: transient failures were retried inside the fetch; now the next window.
-            source.reason = "github-failed: next window"
-            source.interval = source.interval or settings.github_default_minutes * 60
-            source.next_check_at = now + source.interval
-    if not source.polling:
-        source.next_check_at = None  # seed 004: polling off runs once and is not re-armed
-    remember_decision(source, source.reason, before, source.interval, now, settings)
+        source.status, source.last_error = "dead" if decision.dead else "error", verdict.reason
 
 
 def _pause_if_limited(storage: Storage, source: Source, verdict: Verdict, exhausted: float | None,

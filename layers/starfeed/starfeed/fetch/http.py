@@ -7,7 +7,6 @@ TLS (SNI, certificate) keep the name."""
 from __future__ import annotations
 
 import base64
-import email.utils
 import socket
 import threading
 import time
@@ -23,6 +22,7 @@ from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 from starfeed import USER_AGENT
 from starfeed.fetch import guard
+from starfeed.fetch.headers import parse_retry_after
 from starfeed.fetch.guard import Networks, Refused, allowed_networks, canonical
 from starfeed.model import host_of
 from starfeed.settings import Settings
@@ -82,25 +82,6 @@ def reason_for_status(status: int, host: str) -> str:
     if status >= 500:
         return f"HTTP {status}: server error at {host}"
     return f"HTTP {status}: unexpected answer from {host}"
-
-
-def parse_retry_after(value: str | None, now: float, longest: float) -> float | None:
-    """Retry-After in seconds or as an HTTP date (RFC 9110 §10.2.3) -> seconds from now, at most
-    `longest`: a hostile value cannot park a host for centuries."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        seconds = float(value)
-    else:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, OverflowError):
-            return None
-        if when is None:
-            return None
-        seconds = max(0.0, when.timestamp() - now)
-    return min(seconds, longest)  # digits past a float's range read as infinity: the longest
 
 
 class _Guarded:

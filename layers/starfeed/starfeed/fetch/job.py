@@ -6,11 +6,12 @@ from __future__ import annotations
 import logging
 import random
 import time
-import uuid
 from dataclasses import replace
-from typing import Mapping
 
-from starfeed.fetch.http import FetchResult, fetch, parse_retry_after
+from starfeed.fetch.github_job import fetch_github
+from starfeed.fetch.headers import freshness
+from starfeed.fetch.http import FetchResult, fetch
+from starfeed.fetch.record import apply_decision, remember_fetch, store_raw
 from starfeed.fetch.stage import StageFailed, describe, stage
 from starfeed.model import FetchOutcome, Source
 from starfeed.parse.ingest import Ingested, ingest
@@ -47,8 +48,6 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
                  paused - now)
         return None
     if source.kind.startswith("github-"):
-        from starfeed.fetch.github_job import fetch_github
-
         return fetch_github(storage, source, lease, now, rng or random.Random())
     return _fetch_feed(storage, source, lease, first_fetch, now, rng or random.Random())
 
@@ -149,11 +148,7 @@ def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref:
         decision = Decision(settings.default_interval, now + settings.default_interval,
                             f"default: stored state unusable ({type(exc).__name__})", 0)
         source.publications, source.ewma_interarrival, source.interval = [], None, 0
-    remember_decision(source, decision.reason, source.interval, decision.interval, now, settings)
-    source.interval, source.next_check_at = decision.interval, decision.next_check_at
-    source.reason, source.consecutive_failures = decision.reason, decision.consecutive_failures
-    source.publications, source.ewma_interarrival = list(decision.publications), decision.ewma
-    source.hour_counts = list(decision.hour_counts)
+    apply_decision(source, decision, now, settings)
     source.last_fetch_at, source.http_status, source.last_error = now, result.status, outcome.error
     if decision.dead:
         source.status = "dead"  # off the schedule until `starfeed source sync`
@@ -169,22 +164,6 @@ def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref:
         source.last_error = f"{outcome.error}; the source is disabled"
     _follow_permanent_redirect(source, result, now, settings)
     remember_fetch(source, raw_ref, result.status, outcome.error or source.status, now, settings)
-
-
-def remember_fetch(source: Source, raw_ref: dict | None, status: int | None, outcome: str, now: float,
-                   settings: Settings) -> None:
-    """The source's last fetches, newest first, each with its raw payload's reference."""
-    source.fetch_history = ([{"fetch_id": raw_ref["fetch_id"] if raw_ref else None, "at": rfc3339(now),
-                              "status": status, "outcome": outcome,
-                              "body_sha256": raw_ref["body_sha256"] if raw_ref else None}]
-                            + source.fetch_history)[:settings.fetch_history]
-
-
-def remember_decision(source: Source, reason: str, before: int, after: int, now: float,
-                      settings: Settings) -> None:
-    """The source's last scheduling decisions, newest first."""
-    source.decisions = ([{"at": rfc3339(now), "reason": reason, "before": before, "after": after}]
-                        + source.decisions)[:settings.decision_history]
 
 
 def _follow_permanent_redirect(source: Source, result: FetchResult, now: float,
@@ -205,28 +184,7 @@ def _follow_permanent_redirect(source: Source, result: FetchResult, now: float,
         source.url, source.redirect_url, source.redirect_count = target, None, 0
 
 
-def freshness(headers: Mapping[str, str], now: float, longest: float) -> float | None:
-    """How long the response says it stays fresh (Cache-Control max-age, else Expires), at most
-    `longest`: beyond the longest interval it could not change a decision anyway."""
-    control = headers.get("Cache-Control", "").lower()
-    if "no-cache" in control or "no-store" in control:
-        return None
-    for part in control.split(","):
-        name, _, value = part.strip().partition("=")
-        if name == "max-age" and value.strip().isdigit():
-            return min(float(value), longest)
-    return parse_retry_after(headers.get("Expires"), now, longest) or None
-
-
 def _same_validators(source: Source, result: FetchResult) -> bool:
     """A 200 carrying the validator we already hold is unmodified too."""
     etag, modified = result.headers.get("ETag"), result.headers.get("Last-Modified")
     return bool((etag and etag == source.etag) or (not etag and modified and modified == source.last_modified))
-
-
-def store_raw(storage: Storage, source: Source, result: FetchResult, now: float) -> dict:
-    """Every response is kept before it is parsed (seed 003 §4.5)."""
-    record = {"feed_id": source.source_id, "fetched_at": rfc3339(now), "url": redact(result.url),
-              "http_status": result.status, "request_headers": result.request_headers,
-              "response_headers": dict(result.headers), "content_type": result.headers.get("Content-Type")}
-    return storage.blobs.put_raw_fetch(uuid.uuid4().hex, record, result.body)

@@ -39,6 +39,7 @@ class Decision:
     publications: tuple[float, ...] = ()  # the latest publication times, ascending
     dead: bool = False  # parked: off the schedule until a sync
     hour_counts: tuple[int, ...] = ()  # publications seen per UTC hour of day (rhythm model)
+    tier: str | None = None  # GitHub accounts: seed 000's label for the interval
 
 
 def decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float,

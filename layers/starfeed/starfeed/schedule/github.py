@@ -1,15 +1,19 @@
 """Seed 000's per-user polling interval for GitHub accounts: an EMA of the gaps between stars.
 
-Pure. Minutes throughout, as the seed states them.
+Pure. Minutes throughout, as the seed states them; a Decision in seconds, as for every source.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import random
+from dataclasses import dataclass, replace
 
-from starfeed.schedule.decide import HISTORY
+from starfeed.model import Source
+from starfeed.schedule.decide import HISTORY, Decision
+from starfeed.settings import Settings
 
 ALPHA = 0.3
+REJECTED_PAUSE = 365 * 86400  # a refused token holds GitHub polling until `github connect`
 TIERS = ("high", "medium", "low")
 
 
@@ -48,14 +52,40 @@ def user_interval(star_times: list[float], previous_ema: float | None, new_gaps:
     return UserInterval(ema, tier_of(ema), ema)
 
 
-def schedule_user(user, new_stars: int, settings) -> None:
-    """Apply user_interval to a github-user Source: its interval (seconds), tier, EMA and reason.
-    user.publications holds every star time known (the latest HISTORY are kept afterwards)."""
-    previous = user.ewma_interarrival / 60 if user.ewma_interarrival else None
-    decision = user_interval(user.publications, previous, new_stars, settings.github_default_minutes,
-                             settings.github_min_minutes, settings.github_max_minutes)
-    user.publications = user.publications[-HISTORY:]
-    user.interval, user.tier = int(decision.minutes * 60), decision.tier
-    user.ewma_interarrival = decision.ema * 60 if decision.ema is not None else None
-    user.reason = (f"star EMA {decision.minutes:.0f} min, tier {decision.tier}" if decision.ema is not None
-                   else f"default {decision.minutes:.0f} min until three stars")
+def decide_github(source: Source, verdict: str, until: float | None, star_times: list[float],
+                  new_stars: int, now: float, settings: Settings, rng: random.Random) -> Decision:
+    """The next check of a GitHub source (kind github-following or github-user) after a fetch whose
+    verdict is ok, not-modified, rate-limited (until: when the pause ends), rejected or failed.
+    star_times: every star time known now (the fetch's new ones included)."""
+    failures = source.consecutive_failures
+    interval, hours = source.interval, tuple(source.hour_counts)
+    keep = dict(ewma=source.ewma_interarrival, publications=tuple(source.publications), hour_counts=hours)
+    if verdict in ("ok", "not-modified"):
+        if source.kind == "github-following":
+            decision = Decision(settings.github_following_interval, now + settings.github_following_interval,
+                                "follow list: daily", 0, **keep)
+        else:
+            previous = source.ewma_interarrival / 60 if source.ewma_interarrival else None
+            fitted = user_interval(star_times, previous, new_stars, settings.github_default_minutes,
+                                   settings.github_min_minutes, settings.github_max_minutes)
+            reason = (f"star EMA {fitted.minutes:.0f} min, tier {fitted.tier}" if fitted.ema is not None
+                      else f"default {fitted.minutes:.0f} min until three stars")
+            decision = Decision(int(fitted.minutes * 60), now + int(fitted.minutes * 60), reason, 0,
+                                fitted.ema * 60 if fitted.ema is not None else None,
+                                tuple(sorted(star_times)[-HISTORY:]), hour_counts=hours, tier=fitted.tier)
+    elif verdict == "rate-limited":
+        # Not the source's fault: no failure counted; it is retried when the pause ends.
+        decision = Decision(interval, (until or now) + rng.uniform(0, settings.startup_jitter),
+                            "github-rate-limited", failures, **keep)
+    elif verdict == "rejected":
+        decision = Decision(interval, now + REJECTED_PAUSE, "github-token-rejected", failures + 1, **keep)
+    elif failures + 1 >= settings.circuit_breaker or source.policy == "one-strike":
+        # The same policies as any source: parked as dead until `starfeed source sync`.
+        reason = "one-strike" if source.policy == "one-strike" else f"circuit-open after {failures + 1} failures"
+        decision = Decision(interval, None, reason, failures + 1, dead=True, **keep)
+    else:
+        # Seed 000: transient failures were retried inside the fetch; now the next window.
+        interval = interval or settings.github_default_minutes * 60
+        decision = Decision(interval, now + interval, "github-failed: next window", failures + 1, **keep)
+    # Seed 004: a source with polling off runs once and is not re-armed.
+    return decision if source.polling else replace(decision, next_check_at=None)

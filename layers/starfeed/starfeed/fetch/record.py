@@ -1,0 +1,44 @@
+"""What every fetch job writes onto its source, whatever the kind: the raw payload's reference,
+the fetch history, and the scheduling decision with its history. Shared by fetch/job.py (feeds)
+and fetch/github_job.py (GitHub), so neither imports the other."""
+
+from __future__ import annotations
+
+import uuid
+
+from starfeed.fetch.http import FetchResult
+from starfeed.model import Source
+from starfeed.parse.normalize import rfc3339
+from starfeed.schedule.decide import Decision
+from starfeed.settings import Settings
+from starfeed.store import Storage
+from starfeed.urlpolicy import redact
+
+
+def store_raw(storage: Storage, source: Source, result: FetchResult, now: float) -> dict:
+    """Every response is kept before it is parsed (seed 003 §4.5)."""
+    record = {"feed_id": source.source_id, "fetched_at": rfc3339(now), "url": redact(result.url),
+              "http_status": result.status, "request_headers": result.request_headers,
+              "response_headers": dict(result.headers), "content_type": result.headers.get("Content-Type")}
+    return storage.blobs.put_raw_fetch(uuid.uuid4().hex, record, result.body)
+
+
+def remember_fetch(source: Source, raw_ref: dict | None, status: int | None, outcome: str, now: float,
+                   settings: Settings) -> None:
+    """The source's last fetches, newest first, each with its raw payload's reference."""
+    source.fetch_history = ([{"fetch_id": raw_ref["fetch_id"] if raw_ref else None, "at": rfc3339(now),
+                              "status": status, "outcome": outcome,
+                              "body_sha256": raw_ref["body_sha256"] if raw_ref else None}]
+                            + source.fetch_history)[:settings.fetch_history]
+
+
+def apply_decision(source: Source, decision: Decision, now: float, settings: Settings) -> None:
+    """The schedule's decision, written onto the source with a line in its decision history."""
+    source.decisions = ([{"at": rfc3339(now), "reason": decision.reason, "before": source.interval,
+                          "after": decision.interval}] + source.decisions)[:settings.decision_history]
+    source.interval, source.next_check_at = decision.interval, decision.next_check_at
+    source.reason, source.consecutive_failures = decision.reason, decision.consecutive_failures
+    source.publications, source.ewma_interarrival = list(decision.publications), decision.ewma
+    source.hour_counts = list(decision.hour_counts)
+    if decision.tier is not None:
+        source.tier = decision.tier
