@@ -46,7 +46,7 @@ def user_interval(star_times: list[float], previous_ema: float | None, new_gaps:
     if previous_ema is None:
         ema = clamp(ALPHA * gaps[-1] + (1 - ALPHA) * (sum(gaps) / len(gaps)))
     else:
-        ema = previous_ema
+        ema = clamp(previous_ema)  # the bounds may have been narrowed since it was stored
         for gap in gaps[len(gaps) - min(new_gaps, len(gaps)):]:
             ema = clamp(ALPHA * gap + (1 - ALPHA) * ema)
     return UserInterval(ema, tier_of(ema), ema)
