@@ -1,9 +1,12 @@
 """The scheduler's pace (issue 7): a horizon and an activity threshold derived from every source."""
 
 import math
+import random
 
 import pytest
 
+from starfeed.model import FetchOutcome, Source
+from starfeed.schedule.decide import decide
 from starfeed.schedule.pace import Pace, active_rate, entry_frequency_interval, next_pace, uniform_p95
 from starfeed.settings import Settings
 
@@ -76,7 +79,11 @@ def test_the_horizon_stays_within_the_global_bounds():
     assert math.isfinite(frantic.active_per_day)
 
 
-def test_a_pace_becomes_the_settings_decisions_read():
-    settings = Pace(7200.0, 0.75, 30000.0).applied_to(SETTINGS)
-    assert (settings.active_max_wait, settings.active_min_posts_per_day) == (7200, 0.75)
-    assert Pace.initial(SETTINGS).applied_to(SETTINGS) == SETTINGS
+def test_a_decision_waits_by_the_pace_it_is_given():
+    # A feed posting twice a day, every day: active under a threshold of 0.1 posts a day, so it
+    # waits at most the pace's horizon beyond its quiet stretch; under a threshold of 50 it is
+    # not active, and the horizon no longer bounds it.
+    source = Source(source_id="a", url="https://example.com/", publications=evenly(2))
+    wait = lambda pace: decide(source, FetchOutcome(200), SETTINGS, NOW, random.Random(1), pace).interval  # noqa: E731
+    assert wait(Pace(600, 0.1)) < wait(Pace(7200, 0.1)) < wait(Pace(7200, 50.0))
+    assert wait(None) == wait(Pace.initial(SETTINGS))  # before the scheduler's first step

@@ -106,13 +106,13 @@ class Starfeed:
     pace_every = PACE_EVERY  # as the scheduler steps it
 
     def __init__(self, feed: Feed, rng: random.Random):
-        self.source, self.rng, self.settings = Source(source_id=feed.id, url=f"https://{feed.host}/"), rng, SETTINGS
+        self.source, self.rng, self.pace = Source(source_id=feed.id, url=f"https://{feed.host}/"), rng, None
 
     def wait(self, t, status, new, visible, retry_after, ttl, seen):
         outcome = FetchOutcome(status, new_entries=len(new), not_modified=status == 304,
                                error=None if status in (200, 304) else f"HTTP {status}",
                                retry_after=retry_after, ttl_minutes=ttl, publications=tuple(visible))
-        d = decide(self.source, outcome, self.settings, t, self.rng)
+        d = decide(self.source, outcome, SETTINGS, t, self.rng, self.pace)
         s = self.source
         s.interval, s.consecutive_failures, s.ewma_interarrival = d.interval, d.consecutive_failures, d.ewma
         s.publications, s.hour_counts = list(d.publications), list(d.hour_counts)
@@ -121,9 +121,8 @@ class Starfeed:
     @staticmethod
     def repace(schedulers: list[Starfeed], pace: Pace, t: float) -> Pace:
         pace = next_pace(pace, [s.source.publications for s in schedulers], SETTINGS, t)
-        settings = pace.applied_to(SETTINGS)
         for scheduler in schedulers:
-            scheduler.settings = settings
+            scheduler.pace = pace
         return pace
 
 

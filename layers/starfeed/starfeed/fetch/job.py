@@ -18,6 +18,7 @@ from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY, targets_for
 from starfeed.schedule.decide import Decision, decide
+from starfeed.schedule.pace import Pace
 from starfeed.settings import Settings
 from starfeed.store import Storage
 from starfeed.urlpolicy import redact
@@ -87,7 +88,7 @@ def _fetch_feed(storage: Storage, source: Source, lease: float | None, first_fet
         outcome = FetchOutcome(result.status, error=str(failed))
 
     # Decisions follow the pace the scheduler derives from every source (schedule/pace.py).
-    _record(source, result, outcome, raw_ref, now, storage.pace.current().applied_to(settings), rng)
+    _record(source, result, outcome, raw_ref, now, settings, storage.pace.current(), rng)
     if result.status == 429 or (result.status == 503 and result.retry_after is not None):
         # Every source on the host waits, not only this one (issue 7: per-host politeness).
         wait = result.retry_after if result.retry_after is not None else (source.next_check_at or now) - now
@@ -138,10 +139,10 @@ def _outcome(source: Source, result: FetchResult, now: float,
 
 
 def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref: dict | None,
-            now: float, settings: Settings, rng: random.Random) -> None:
+            now: float, settings: Settings, pace: Pace, rng: random.Random) -> None:
     """The fetch's outcome and the next check, written onto the source."""
     try:
-        decision = decide(source, outcome, settings, now, rng)
+        decision = decide(source, outcome, settings, now, rng, pace)
     except (TypeError, ValueError, ArithmeticError) as exc:
         # Corrupt stored state must not wedge the source: start again from the default interval.
         log.warning("fetcher: %s: scheduling state unusable (%s); default interval", redact(source.url), exc)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from starfeed.schedule.decide import WEEK, posting_rate
 from starfeed.settings import Settings
@@ -35,10 +35,6 @@ class Pace:
     @classmethod
     def initial(cls, settings: Settings) -> Pace:
         return cls(float(settings.active_max_wait), settings.active_min_posts_per_day)
-
-    def applied_to(self, settings: Settings) -> Settings:
-        return replace(settings, active_max_wait=round(self.horizon),
-                       active_min_posts_per_day=round(self.active_per_day, 4))
 
 
 def next_pace(pace: Pace, publications: list[list[float]], settings: Settings, now: float) -> Pace:
