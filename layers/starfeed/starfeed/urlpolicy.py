@@ -9,7 +9,7 @@ file passes `safe_link` first; whatever shows a subscription URL to the public p
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 WEB_SCHEMES = frozenset({"http", "https"})
 # Where a format has a place for an address rather than a page (an author's URI), mailto: is fine.
@@ -47,8 +47,10 @@ def safe_link(url: str | None, base: str | None = None, schemes: frozenset[str] 
 
 
 def redact(url: str | None) -> str | None:
-    """The URL as the public may see it: no userinfo, and the values of credential-like query
-    parameters (token, key, apikey, secret, auth, sig, password, ...) replaced."""
+    """The URL as the public may see it: no userinfo, no fragment (never sent to a server, so never
+    needed to subscribe, and a place tokens travel in), and the values of credential-like
+    parameters (token, key, apikey, secret, auth, sig, password, ...) replaced, in the query
+    whether `&` or `;` separates them, and in a path segment's `;name=value` parameters."""
     if not url:
         return url
     try:
@@ -62,13 +64,20 @@ def redact(url: str | None) -> str | None:
         if ":" in host:
             host = f"[{host}]"
         netloc = host + (f":{port}" if port else "")
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(is_secret(name) for name, _ in pairs):
-            query = urlencode([(name, REDACTED if is_secret(name) else value) for name, value in pairs],
-                              safe="/:@,")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    path = "/".join(_redact_parameters(segment, ";") for segment in parts.path.split("/"))
+    return urlunsplit((parts.scheme, netloc, path, _redact_parameters(parts.query, ""), ""))
+
+
+_PARAMETER = re.compile(r"(?P<name>[^&;=/]+)=(?P<value>[^&;/]*)")
+
+
+def _redact_parameters(text: str, after: str) -> str:
+    """name=value pairs in text (from the first `after` on, when given) with secret values replaced."""
+    head, separator, tail = text.partition(after) if after else ("", "", text)
+    if after and not separator:
+        return text
+    tail = _PARAMETER.sub(lambda m: f"{m['name']}={REDACTED}" if is_secret(unquote(m["name"])) else m[0], tail)
+    return head + separator + tail
 
 
 def is_secret(name: str) -> bool:
