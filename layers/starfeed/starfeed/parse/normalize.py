@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import calendar
 import hashlib
+import email.utils
 import re
 import time
+from datetime import datetime, timezone
 from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
-
-from feedparser.datetimes import _parse_date
 
 from starfeed.model import Entry
 from starfeed.parse.fit import fit_entry, fit_uid
@@ -50,12 +50,21 @@ def web_link(url, base: str | None = None, schemes: frozenset[str] = WEB_SCHEMES
 
 
 def parse_date(value) -> time.struct_time | None:
-    """feedparser's date parser (RFC 822, W3CDTF and their many variants), never raising."""
+    """A date as JSON Feed (RFC 3339) and HTML meta tags (ISO 8601) write it, or as RFC 822,
+    which some JSON feeds carry anyway, as a UTC time tuple; None when unreadable. Dates in RSS
+    and Atom are feedparser's to read (its *_parsed fields)."""
     if not isinstance(value, str) or not value.strip():
         return None
     try:
-        return _parse_date(value)
-    except Exception:  # noqa: BLE001 - a date nobody can read is a missing date
+        when = datetime.fromisoformat(value.strip())
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    try:  # no zone given: UTC, as RFC 3339's "-00:00" means
+        return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).astimezone(timezone.utc).timetuple()
+    except (OverflowError, ValueError):  # year 1 west of Greenwich
         return None
 
 
