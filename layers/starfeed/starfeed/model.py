@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -29,19 +30,21 @@ def host_key_of(url: str) -> str:
     return f"{host}:{port}" if port else host
 
 
-# Second-level labels under which sites register (example.co.uk, example.com.au).
-_SHORT_SLDS = {"co", "com", "org", "net", "ac", "gov", "edu", "ne", "or", "go"}
-
-
 def root_domain_of(url: str) -> str:
-    """Seed 004's site key: the registrable domain, approximated as the last two labels of the
-    host (three under co.uk-style suffixes); an IP address stands for itself."""
+    """Seed 004's site key: the registrable domain under the Public Suffix List, private suffixes
+    included, so alice.github.io and bob.github.io are two sites; a host the list does not know
+    (an IP address, localhost) stands for itself."""
     host = host_of(url)
-    labels = host.split(".")
-    if host.replace(".", "").isdigit() or ":" in host or len(labels) <= 2:
-        return host
-    keep = 3 if len(labels[-1]) == 2 and labels[-2] in _SHORT_SLDS else 2
-    return ".".join(labels[-keep:])
+    return _public_suffixes()(host).top_domain_under_public_suffix or host
+
+
+@functools.cache
+def _public_suffixes():
+    # tldextract's bundled snapshot of the list: no download at run time, no cache on disk.
+    # Imported on first use: the functions that never derive a site key start without it.
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
 
 
 @dataclass
