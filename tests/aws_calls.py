@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from botocore.client import BaseClient
-
+from starfeed.local.aws_calls import observed
 from starfeed.local.runtime import CURRENT_FUNCTION
 
 # A DynamoDB transaction is authorized per item, by the action each item performs.
@@ -45,17 +44,11 @@ def recording(stack):
     """Yields the set of (function, action, resource, suffix) the functions' calls needed."""
     logical = {physical: name for name, physical in stack.stack.refs.items()}
     used: set[tuple[str, str, str, str]] = set()
-    original = BaseClient._make_api_call
 
-    def record(client, operation, params):
+    def record(service, operation, params):
         function = CURRENT_FUNCTION.get()
         if function is not None:
-            service = client.meta.service_model.service_name
             used.update((function, *grant) for grant in grants_for(service, operation, params, logical))
-        return original(client, operation, params)
 
-    BaseClient._make_api_call = record
-    try:
+    with observed(record):
         yield used
-    finally:
-        BaseClient._make_api_call = original

@@ -116,7 +116,7 @@ def test_list_clips_long_titles_and_keeps_every_field_for_wide_and_json(stack, s
 
     long_url = "https://example.org/" + "very-long-path/" * 12 + "feed.xml"
     source, _ = add_source(storage, long_url, time.time())
-    storage.catalog.change_source(source.source_id, {
+    storage.sources.change(source.source_id, {
         "title": "A title far longer than any terminal column could hold " * 3, "status": "error",
         "next_check_at": time.time() + 7200, "consecutive_failures": 4,
         "last_error": "parse: not a feed (no RSS, Atom or JSON Feed found): " + "detail " * 30})
@@ -131,7 +131,7 @@ def test_list_clips_long_titles_and_keeps_every_field_for_wide_and_json(stack, s
         show = run(capsys, "source", "show", source.source_id)[1]
         assert f"url:            {long_url}" in show and ("detail " * 30).strip() in show
     finally:
-        storage.catalog.delete_source(source.source_id)
+        storage.sources.delete(source.source_id)
 
 
 def test_a_closed_pipe_ends_the_listing_quietly(stack):
@@ -187,7 +187,7 @@ def test_opml_import_keeps_folders_and_shows_progress(stack, storage, capsys, tm
     code, out, _ = run(capsys, "opml", "import", str(opml))
     assert f"imported {opml}: 0 added, 3 already subscribed, 2 failed" in out
     assert sorted(s.url for s in stack_sources(stack)).count(urls[2]) == 1
-    assert sources[urls[2]].source_id in storage.catalog.sources_in("cafe-life")
+    assert sources[urls[2]].source_id in storage.collections.members("cafe-life")
 
 
 def test_opml_import_no_check_subscribes_without_fetching(stack, capsys, tmp_path, origin):
@@ -254,7 +254,7 @@ def test_an_unexpected_failure_is_one_line(capsys, monkeypatch):
     def unreachable(stack_name):
         raise EndpointConnectionError(endpoint_url="http://127.0.0.1:1/")
 
-    monkeypatch.setattr("starfeed.cli.connect", unreachable)
+    monkeypatch.setattr("starfeed.deployment.connect", unreachable)
     code, out, err = run(capsys, "source", "list")
     assert code == 1 and out == "" and len(err.strip().splitlines()) == 1
     assert "cannot reach the stack's AWS endpoint" in err and "make run" in err
@@ -289,4 +289,4 @@ def stack_sources(stack):
     from starfeed.settings import Settings
     from starfeed.store import Storage
 
-    return Storage(Settings.from_env(stack.environment)).catalog.list_sources()
+    return Storage(Settings.from_env(stack.environment)).sources.all()

@@ -22,8 +22,8 @@ def seed_event_sources(storage, origin):
     """The sources that events/fetcher.json names, served by a loopback origin."""
     for n, source_id in enumerate(("e0e0e0e0e001", "e0e0e0e0e002"), start=1):
         url = origin.serve(f"/event{n}.xml", Reply(200, rss((f"ev{n}", f"Event item {n}"))))
-        storage.catalog.delete_source(source_id)
-        storage.catalog.add_source(Source(source_id=source_id, url=url, created_at=time.time() - 3600,
+        storage.sources.delete(source_id)
+        storage.sources.add(Source(source_id=source_id, url=url, created_at=time.time() - 3600,
                                           next_check_at=time.time() + 3600))
 
 
@@ -37,8 +37,8 @@ def test_fetcher_event_then_renderer_event_then_api_event(stack, storage, origin
     seed_event_sources(storage, origin)
     result = stack.functions["FetcherFunction"].invoke(load_event("fetcher.json"))
     assert result == {"batchItemFailures": []}
-    assert storage.catalog.get_source("e0e0e0e0e001").status == "ok"
-    assert storage.catalog.get_source("e0e0e0e0e002").entry_count == 1
+    assert storage.sources.get("e0e0e0e0e001").status == "ok"
+    assert storage.sources.get("e0e0e0e0e002").entry_count == 1
 
     assert stack.functions["RendererFunction"].invoke(load_event("renderer.json")) == \
         {"batchItemFailures": []}
@@ -61,11 +61,11 @@ def test_a_failed_record_fails_alone_and_its_host_group_is_still_fetched(stack, 
     other_host["attributes"]["MessageGroupId"] = "elsewhere.example"
     event["Records"] = [broken, same_host, other_host]
     same_host_id = json.loads(same_host["body"])["source_id"]
-    before = storage.catalog.get_source(same_host_id).last_fetch_at
+    before = storage.sources.get(same_host_id).last_fetch_at
     result = stack.functions["FetcherFunction"].invoke(event)
     assert [f["itemIdentifier"] for f in result["batchItemFailures"]] == ["broken-1"]
-    assert storage.catalog.get_source(same_host_id).last_fetch_at != before
-    assert storage.catalog.get_source("e0e0e0e0e002").last_fetch_at is not None
+    assert storage.sources.get(same_host_id).last_fetch_at != before
+    assert storage.sources.get("e0e0e0e0e002").last_fetch_at is not None
 
 
 def test_renderer_reports_a_malformed_record_and_renders_the_rest(stack):

@@ -9,6 +9,7 @@ import pytest
 from conftest import dead_letters, failed_records, http_get
 
 from origin import Reply, rss
+from waiting import eventually
 from starfeed.sources import add_source
 from starfeed.store import Storage
 
@@ -34,14 +35,12 @@ def subscribe(storage, origin, path):
 
 
 def make_due(storage, source_id):
-    source = storage.catalog.get_source(source_id)
-    source.next_check_at = time.time() - 1
-    storage.catalog.finish_fetch(source, None)
+    storage.sources.change(source_id, {"next_check_at": time.time() - 1, "locked_until": None})
 
 
 def assert_whole(stack, storage, source_id):
     """Every item stored once, served in the source's feed, nothing dead-lettered."""
-    entries = storage.catalog.recent_entries(source_id, 50)
+    entries = storage.entries.recent(source_id, 50)
     assert sorted(e.entry_uid for e in entries) == ["f1", "f2", "f3"]
     assert all(e.seen_count >= 1 for e in entries)
     feed = http_get(stack, f"/s/{source_id}/feed.json")
@@ -54,13 +53,13 @@ def test_throttled_entry_writes_are_a_recorded_failure_then_recover(stack, stora
     source = subscribe(storage, origin, f"/throttled-{code}.xml")
     faults.inject("dynamodb", "BatchWriteItem", code, storage.settings.entries_table)
     stack.run_cycle()
-    failed = storage.catalog.get_source(source.source_id)
+    failed = storage.sources.get(source.source_id)
     assert failed.status == "error" and failed.last_error.startswith(f"store: {code}")
     assert failed.etag is None  # not kept: the next fetch reads the whole document again
     faults.clear()
     make_due(storage, source.source_id)
     stack.run_cycle()
-    assert storage.catalog.get_source(source.source_id).status == "ok"
+    assert storage.sources.get(source.source_id).status == "ok"
     assert_whole(stack, storage, source.source_id)
 
 
@@ -71,12 +70,15 @@ def test_a_throttled_source_write_retries_the_record_alone(stack, storage, origi
     faults.inject("dynamodb", "UpdateItem", "ProvisionedThroughputExceededException", source.source_id)
     fetcher = next(q for q in stack.queues if q.queue_url == stack.queue("FetchQueue"))
     fetcher.poll()
-    assert storage.catalog.get_source(neighbour.source_id).status == "ok"  # same host, same batch
-    assert storage.catalog.get_source(source.source_id).status == "new"
+    assert storage.sources.get(neighbour.source_id).status == "ok"  # same host, same batch
+    assert storage.sources.get(source.source_id).status == "new"
     faults.clear()
-    time.sleep(2)  # the retry window
-    stack.drain()
-    assert storage.catalog.get_source(source.source_id).status == "ok"
+
+    def retried():  # after the record's retry window, alone
+        stack.drain()
+        return storage.sources.get(source.source_id).status == "ok"
+
+    eventually(retried, what="the throttled record's retry")
     assert_whole(stack, storage, source.source_id)
     assert_whole(stack, storage, neighbour.source_id)
 
@@ -85,9 +87,9 @@ def test_an_s3_failure_storing_the_raw_body_stops_before_parsing(stack, storage,
     source = subscribe(storage, origin, "/raw-fails.xml")
     faults.inject("s3", "PutObject", "SlowDown", storage.settings.raw_bucket)
     stack.run_cycle()
-    failed = storage.catalog.get_source(source.source_id)
+    failed = storage.sources.get(source.source_id)
     assert failed.status == "error" and failed.last_error.startswith("store raw: SlowDown")
-    assert storage.catalog.recent_entries(source.source_id, 50) == []  # nothing parsed unkept
+    assert storage.entries.recent(source.source_id, 50) == []  # nothing parsed unkept
     faults.clear()
     make_due(storage, source.source_id)
     stack.run_cycle()
@@ -107,8 +109,12 @@ def test_a_renderer_failure_fails_its_target_alone_and_is_retried(stack, storage
         assert http_get(stack, f"/s/{other.source_id}/feed.xml")["statusCode"] == 200
         assert http_get(stack, f"/s/{source.source_id}/feed.xml")["statusCode"] == 404  # not built yet
         faults.clear()
-        time.sleep(2)
-        stack.drain()
+
+        def rebuilt():  # after the render message's visibility timeout
+            stack.drain()
+            return http_get(stack, f"/s/{source.source_id}/feed.xml")["statusCode"] == 200
+
+        eventually(rebuilt, what="the failed target's retry")
     finally:
         stack.sqs.set_queue_attributes(QueueUrl=render_queue, Attributes=timeout["Attributes"])
     assert_whole(stack, storage, source.source_id)
@@ -140,20 +146,24 @@ def test_a_fetcher_that_dies_mid_batch_loses_and_repeats_nothing(stack, storage,
         with pytest.raises(Killed):
             next(q for q in stack.queues if q.queue_url == queue).poll()
         monkeypatch.setattr(fetcher, "fetch_record", real)
-        time.sleep(2)  # the visibility timeout: the whole batch comes back
-        stack.drain()
+
+        def redelivered():  # the visibility timeout: the whole batch comes back
+            stack.drain()
+            return all(storage.sources.get(s.source_id).status == "ok" for s in sources)
+
+        eventually(redelivered, what="the killed batch's redelivery")
     finally:
         stack.sqs.set_queue_attributes(QueueUrl=queue, Attributes=timeout["Attributes"])
     for source in sources:
         assert len(origin.hits(source.url.removeprefix(origin.url))) == 1  # each fetched once
-        assert storage.catalog.get_source(source.source_id).status == "ok"
+        assert storage.sources.get(source.source_id).status == "ok"
         assert_whole(stack, storage, source.source_id)
 
 
 def test_a_message_delivered_twice_fetches_once(stack, storage, origin):
     stack.drain()
     source = subscribe(storage, origin, "/twice.xml")
-    lease = storage.catalog.take_lease(source.source_id, time.time()).locked_until
+    lease = storage.sources.take_lease(source.source_id, time.time()).locked_until
     body = json.dumps({"source_id": source.source_id, "lease": lease})
     for n in range(2):  # SQS is at-least-once: the same message again, under another receipt
         stack.sqs.send_message(QueueUrl=stack.queue("FetchQueue"), MessageBody=body,

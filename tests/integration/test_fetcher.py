@@ -22,10 +22,10 @@ def fetch_now(storage, source):
 def test_410_disables_the_source_and_says_why(stack, storage, origin):
     source = subscribe(storage, origin.serve("/gone.xml", Reply(410)))
     fetch_now(storage, source)
-    stored = storage.catalog.get_source(source.source_id)
+    stored = storage.sources.get(source.source_id)
     assert (stored.enabled, stored.status) == (False, "gone")
     assert "410 Gone" in stored.last_error and "disabled" in stored.last_error
-    assert source.source_id not in storage.catalog.due_source_ids(time.time() + 10 ** 9)
+    assert source.source_id not in storage.sources.due_ids(time.time() + 10 ** 9)
 
 
 def test_a_permanent_redirect_that_persists_moves_the_source(stack, storage, origin):
@@ -34,10 +34,10 @@ def test_a_permanent_redirect_that_persists_moves_the_source(stack, storage, ori
     source = subscribe(storage, origin.url + "/old.xml")
     for expected_url in (origin.url + "/old.xml", origin.url + "/old.xml", origin.url + "/new.xml"):
         fetch_now(storage, source)
-        stored = storage.catalog.get_source(source.source_id)
+        stored = storage.sources.get(source.source_id)
         assert stored.url == expected_url
     assert stored.url_changes[0]["from"] == origin.url + "/old.xml"
-    assert storage.catalog.find_source_by_url(origin.url + "/new.xml").source_id == source.source_id
+    assert storage.sources.find_by_url(origin.url + "/new.xml").source_id == source.source_id
 
 
 def test_each_fetch_is_remembered_with_its_raw_payload(stack, storage, origin):
@@ -46,7 +46,7 @@ def test_each_fetch_is_remembered_with_its_raw_payload(stack, storage, origin):
     source = subscribe(storage, url)
     for _ in range(3):
         fetch_now(storage, source)
-    history = storage.catalog.get_source(source.source_id).fetch_history
+    history = storage.sources.get(source.source_id).fetch_history
     assert [h["status"] for h in history] == [500, 304, 200]  # newest first
     assert history[2]["outcome"] == "ok" and history[0]["outcome"].startswith("HTTP 500")
     s3, bucket = storage.client("s3"), storage.settings.raw_bucket
@@ -63,7 +63,7 @@ def test_a_website_source_makes_an_entry_only_when_its_text_changes(stack, stora
     source = subscribe(storage, url, kind="website")
     counts = [fetch_now(storage, source).new_entries for _ in range(3)]
     assert counts == [1, 0, 1]
-    entries = storage.catalog.recent_entries(source.source_id, 10)
+    entries = storage.entries.recent(source.source_id, 10)
     assert {e.summary for e in entries} == {"First version.", "Second version."}
     assert all(e.authors == [{"name": "Ana", "email": None, "uri": None}] for e in entries)
 
@@ -73,14 +73,16 @@ def test_an_entry_is_rewritten_at_most_the_configured_number_of_times(stack, sto
         return rss(("clock", f"It is {n} o'clock"))
     url = origin.serve("/clock.xml", *[Reply(200, version(n)) for n in range(6)])
     source = subscribe(storage, url)
-    limit = storage.settings.max_rewrites
+    limits = storage.settings.max_rewrites, storage.settings.sighting_refresh
     object.__setattr__(storage.settings, "max_rewrites", 2)
+    object.__setattr__(storage.settings, "sighting_refresh", 0)  # every sighting is written
     try:
         for _ in range(6):
             fetch_now(storage, source)
     finally:
-        object.__setattr__(storage.settings, "max_rewrites", limit)
-    (stored,) = storage.catalog.recent_entries(source.source_id, 10)
+        object.__setattr__(storage.settings, "max_rewrites", limits[0])
+        object.__setattr__(storage.settings, "sighting_refresh", limits[1])
+    (stored,) = storage.entries.recent(source.source_id, 10)
     assert stored.title == "It is 2 o'clock"  # the first version and two rewrites
     assert stored.seen_count == 4  # the later fetches still count as sightings
 
@@ -149,6 +151,6 @@ def test_a_200_with_the_validator_already_held_counts_as_unmodified(stack, stora
     assert fetch_now(storage, source).new_entries == 1
     outcome = fetch_now(storage, source)
     assert outcome.not_modified and outcome.new_entries == 0
-    stored = storage.catalog.get_source(source.source_id)
+    stored = storage.sources.get(source.source_id)
     assert stored.status == "not-modified" and stored.http_status == 200
-    assert len(storage.catalog.recent_entries(source.source_id, 10)) == 1  # nothing parsed
+    assert len(storage.entries.recent(source.source_id, 10)) == 1  # nothing parsed

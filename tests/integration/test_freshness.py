@@ -52,7 +52,7 @@ def test_every_instance_serves_a_new_render_after_one_window(stack, storage, ori
     assert ask(busy, path)[1] == "HIT"  # within the window: from memory
     before = {"busy": gets(busy), "idle": gets(idle)}
 
-    storage.catalog.change_source(source.source_id, {"next_check_at": time.time() - 1})
+    storage.sources.change(source.source_id, {"next_check_at": time.time() - 1})
     stack.run_cycle()  # fetched and rendered: the new feed is in S3
 
     # Still within the window of their last check: the old copy, and no S3 request.

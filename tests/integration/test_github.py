@@ -45,7 +45,7 @@ def github(stack, storage, monkeypatch):
         # These tests read pages right after re-rendering them: no 30 s of warm cache.
         monkeypatch.setattr(stack.functions["ApiFunction"].module.app.feed_cache, "ttl", 0)
         # An earlier test's origin may have had this port, and left a pause on it.
-        storage.catalog.clear_host_pause(settings.github_host)
+        storage.hosts.clear_pause(settings.github_host)
         return sim, Storage(settings)
 
     yield start
@@ -68,17 +68,17 @@ def cycles(stack, rounds: int = 2) -> None:
 def connect(storage) -> None:
     from starfeed.sources import github_following_source
 
-    storage.catalog.add_source(github_following_source(storage.settings, time.time()))
+    storage.sources.add(github_following_source(storage.settings, time.time()))
 
 
 def github_sources(storage, kind="github-user"):
-    return {s.login: s for s in storage.catalog.list_sources()
+    return {s.login: s for s in storage.sources.all()
             if s.kind == kind and s.url.startswith(storage.settings.github_api_url)}
 
 
 def make_due(storage, sources) -> None:
     for source in sources:
-        storage.catalog.change_source(source.source_id, {"next_check_at": time.time()})
+        storage.sources.change(source.source_id, {"next_check_at": time.time()})
 
 
 def starred(login, uid, stars):
@@ -130,7 +130,7 @@ def test_stars_arrive_as_seed_000_items_with_conditional_requests_and_stop_at_a_
     assert " 1h " in row and " low " in row
 
     # Nothing new: a conditional request, a 304, the attempt recorded and nothing else changed.
-    storage.catalog.change_source(dana.source_id, {"next_check_at": time.time()})
+    storage.sources.change(dana.source_id, {"next_check_at": time.time()})
     stack.run_cycle()
     assert sim.log[-1]["if_none_match"] and sim.log[-1]["status"] == 304
     again = github_sources(storage)["dana"]
@@ -140,7 +140,7 @@ def test_stars_arrive_as_seed_000_items_with_conditional_requests_and_stop_at_a_
     # Dana stars rust-lang/rust now (seed 000's dana, at render time newest first).
     sim.accounts["dana"].stars.append((now + 60, 0))
     clock.offset = 120
-    storage.catalog.change_source(dana.source_id, {"next_check_at": time.time()})
+    storage.sources.change(dana.source_id, {"next_check_at": time.time()})
     stack.run_cycle()
     assert github_sources(storage)["dana"].entry_count == 5
     response = http_get(stack, "/c/github/feed.xml")
@@ -187,7 +187,7 @@ def test_a_renamed_account_keeps_its_stars_and_gets_no_duplicates(stack, github)
     stack.run_cycle()
     renamed = github_sources(storage)["new-name"]
     assert renamed.entry_count == 4  # the three stored, and only the new star added
-    entries = storage.catalog.recent_entries(renamed.source_id, 10)
+    entries = storage.entries.recent(renamed.source_id, 10)
     assert [e.title.split()[0] for e in entries] == ["new-name", "old-name", "old-name", "old-name"]
 
 
@@ -199,7 +199,7 @@ def test_a_secondary_rate_limit_pauses_every_github_call_and_the_users_come_back
     sim.secondary_retry_after = 900
     stack.run_cycle()
     host = storage.settings.github_host
-    pause = storage.catalog.host_pause(host, time.time())
+    pause = storage.hosts.pause_of(host, time.time())
     assert pause and 880 <= pause["until"] - time.time() <= 900 and not pause["stopped"]
     assert "secondary rate limit" in pause["reason"]
     limited = [e for e in sim.log if e["status"] == 403]
@@ -211,7 +211,7 @@ def test_a_secondary_rate_limit_pauses_every_github_call_and_the_users_come_back
     stack.run_cycle()  # due, but the host is paused: nobody is called
     assert len(sim.log) == requests
     assert all(u.next_check_at >= pause["until"] for u in github_sources(storage).values())
-    storage.catalog.clear_host_pause(host)  # as if its time had passed
+    storage.hosts.clear_pause(host)  # as if its time had passed
     make_due(storage, users)
     stack.run_cycle()
     assert len(sim.log) > requests and all(e["status"] in (200, 304) for e in sim.log[requests:])
@@ -223,7 +223,7 @@ def test_an_exhausted_primary_limit_waits_for_the_reset(stack, github):
     sim.exhausted = True
     connect(storage)
     stack.run_cycle()
-    pause = storage.catalog.host_pause(storage.settings.github_host, time.time())
+    pause = storage.hosts.pause_of(storage.settings.github_host, time.time())
     assert pause["until"] == (now // HOUR + 1) * HOUR
     [following] = github_sources(storage, "github-following").values()
     assert following.reason == "github-rate-limited" and "rate limit exhausted" in following.last_error
@@ -237,7 +237,7 @@ def test_the_last_request_of_the_hour_pauses_github_until_the_reset(stack, githu
     connect(storage)
     cycles(stack)
     assert [e["status"] for e in sim.log] == [200, 200, 200]  # the follow list, then two accounts
-    pause = storage.catalog.host_pause(storage.settings.github_host, time.time())
+    pause = storage.hosts.pause_of(storage.settings.github_host, time.time())
     assert pause["until"] == (now // HOUR + 1) * HOUR and "exhausted" in pause["reason"]
     assert sum(u.entry_count for u in github_sources(storage).values()) == 2
 
@@ -259,7 +259,7 @@ def test_a_rejected_token_stops_github_only_says_why_everywhere_and_connect_resu
     stack.run_cycle()
     reason = "GitHub token rejected: 401 Bad credentials; run `starfeed github connect`"
     assert len([e for e in sim.log if e["status"] == 401]) == 1  # one refusal stopped every other call
-    assert storage.catalog.get_source(feed.source_id).status == "ok"  # other sources unaffected
+    assert storage.sources.get(feed.source_id).status == "ok"  # other sources unaffected
     assert main(["source", "list"]) == 0
     assert reason in capsys.readouterr().out
     assert reason in body_of(http_get(stack, "/"))
@@ -274,7 +274,7 @@ def test_a_rejected_token_stops_github_only_says_why_everywhere_and_connect_resu
     out = capsys.readouterr().out
     assert "token for you stored in SSM parameter /starfeed/github-token" in out and sim.token not in out
     stack.run_cycle()
-    assert storage.catalog.host_pause(storage.settings.github_host, time.time()) is None
+    assert storage.hosts.pause_of(storage.settings.github_host, time.time()) is None
     resumed = {e["path"].split("?")[0] for e in sim.log[requests:]}
     assert {f"/users/{u.login}/starred" for u in users} | {"/user/following"} <= resumed
     assert reason not in body_of(http_get(stack, "/"))
@@ -294,7 +294,7 @@ def test_a_burst_of_5xx_is_retried_three_times_then_waits_for_the_next_window(st
     ivy = github_sources(storage)["ivy"]
     assert ivy.status == "ok" and ivy.entry_count == 1  # two 502s, then a success
     sim.failures = 4
-    storage.catalog.change_source(ivy.source_id, {"next_check_at": time.time()})
+    storage.sources.change(ivy.source_id, {"next_check_at": time.time()})
     stack.run_cycle()
     ivy = github_sources(storage)["ivy"]
     assert ivy.status == "error" and "502" in ivy.last_error and ivy.consecutive_failures == 1
@@ -302,7 +302,7 @@ def test_a_burst_of_5xx_is_retried_three_times_then_waits_for_the_next_window(st
     assert ivy.next_check_at - time.time() > 50 * 60  # the next window, not a hammering retry
     assert [e["status"] for e in sim.log[-4:]] == [502] * 4
     # Its policies hold as for any source: ten failures in a row park it as dead.
-    storage.catalog.change_source(ivy.source_id, {"consecutive_failures": 9, "next_check_at": time.time()})
+    storage.sources.change(ivy.source_id, {"consecutive_failures": 9, "next_check_at": time.time()})
     sim.failures = 4
     stack.run_cycle()
     ivy = github_sources(storage)["ivy"]

@@ -15,6 +15,7 @@ from aws_calls import recording
 from conftest import ROOT, http_get
 
 from origin import Reply, rss
+from waiting import eventually
 from starfeed.cli import main
 from starfeed.local.github_sim import GitHubSim, population
 from starfeed.local.template import load
@@ -25,9 +26,7 @@ FUNCTIONS = ("SchedulerFunction", "FetcherFunction", "RendererFunction", "ApiFun
 
 
 def make_due(storage, source_id):
-    source = storage.catalog.get_source(source_id)
-    source.next_check_at = time.time() - 1
-    storage.catalog.finish_fetch(source, None)
+    storage.sources.change(source_id, {"next_check_at": time.time() - 1, "locked_until": None})
 
 
 def granted(function: str, token_store: str = "ssm") -> set[tuple[str, str, str, str]]:
@@ -65,10 +64,10 @@ def scenario(stack, storage, origin, other_origin, monkeypatch):
     for name in FUNCTIONS:
         monkeypatch.setattr(stack.functions[name].module.storage, "settings", settings)
     monkeypatch.setattr(stack.functions["FetcherFunction"].module, "storage",
-                        Storage(replace(settings, fetch_retry_seconds=1)))
+                        Storage(replace(settings, fetch_retry_seconds=1, sighting_refresh=0)))
     monkeypatch.setenv("STARFEED_GITHUB_API_URL", sim.url)
     stack.drain()
-    storage.catalog.clear_host_pause(settings.github_host)
+    storage.hosts.clear_pause(settings.github_host)
     ssm = storage.client("ssm")
     ssm.put_parameter(Name="/starfeed/github-token", Value=sim.token, Type="SecureString", Overwrite=True)
     with recording(stack) as used:
@@ -85,7 +84,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch):
         for _ in range(3):  # the follow list, then its accounts' stars
             stack.run_cycle()
         assert main(["github", "sync"]) == 0  # a follow list whose accounts are known already
-        make_due(storage, kept.source_id)  # a feed seen again
+        make_due(storage, kept.source_id)  # a feed seen again: its entry's sighting is written
         stack.run_cycle()
         stack.sqs.send_message(QueueUrl=stack.queue("FetchQueue"), MessageBody="not json",
                                MessageGroupId="iam", MessageDeduplicationId=f"iam-{time.time()}")
@@ -95,19 +94,26 @@ def scenario(stack, storage, origin, other_origin, monkeypatch):
         stack.drain()
         assert main(["source", "enable", kept.source_id]) == 0
         stack.drain()
+        # A collection stored by an older starfeed, without its copies: the render makes them.
+        for copy in storage.records.CollectionEntry.query("iam"):
+            copy.delete()
+        storage.queues.send_render(["c/iam/feed"])
+        stack.drain()
         for path in ("/", "/feed.xml", "/healthz", f"/s/{kept.source_id}/feed.xml", "/c/iam/feed.json",
                      f"/rss?url={quote(kept.url, safe='')}", "/api/item?url=https://example.org/i1",
                      "/api/site?root=127.0.0.1", "/stats", "/opml.xml", "/subscriptions.opml"):
             assert http_get(stack, path)["statusCode"] in (200, 404), path
     yield used
-    for _ in range(3):  # the poison's last retries, then out of the dead-letter queue
-        time.sleep(2)
-        stack.drain()
     dlq = stack.queue("FetchDeadLetterQueue")
-    for message in stack.sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10).get("Messages", []):
+
+    def dead_lettered():  # the poison's last retries, until SQS moves it aside
+        stack.drain()
+        return stack.sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10).get("Messages")
+
+    for message in eventually(dead_lettered, what="the poison in the dead-letter queue"):
         stack.sqs.delete_message(QueueUrl=dlq, ReceiptHandle=message["ReceiptHandle"])
     sim.close()
-    storage.catalog.clear_host_pause(busy.host)
+    storage.hosts.clear_pause(busy.host)
     ssm.delete_parameter(Name="/starfeed/github-token")
 
 

@@ -59,7 +59,7 @@ def test_subscriptions_round_trip(stack, storage, capsys, origin, tmp_path):
                      url=f"{storage.settings.github_api_url}/users/rt-octo/starred", login="rt-octo",
                      title="rt-octo", status="ok", collections=["github"], created_at=created)
     for source in (following, account):
-        storage.catalog.add_source(source)
+        storage.sources.add(source)
     try:
         stack.run_cycle()
         document = export(stack, storage)
@@ -93,14 +93,14 @@ def test_subscriptions_round_trip(stack, storage, capsys, origin, tmp_path):
             cli(capsys, "source", "remove", source_id_for(url))
         back = cli(capsys, "opml", "import", str(opml))
         assert ": 3 added, " in back, back
-        restored = {s.url: sorted(s.collections) for s in storage.catalog.list_sources()}
+        restored = {s.url: sorted(s.collections) for s in storage.sources.all()}
         assert {name: restored[url] for name, url in feeds.items()} == collections
         for collection in ("rt-news", "rt-tech"):
-            members = storage.catalog.sources_in(collection)
+            members = storage.collections.members(collection)
             assert {source_id_for(feeds[n]) for n in feeds if collection in collections[n]} <= set(members)
         stack.run_cycle()
         assert {u: exported[u] for u in feeds.values()} == \
             {u: folders for u, folders in folders_of(export(stack, storage)).items() if u in feeds.values()}
     finally:
         for source in (following, account, page):
-            storage.catalog.delete_source(source.source_id)
+            storage.sources.delete(source.source_id)

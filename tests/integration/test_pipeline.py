@@ -7,6 +7,7 @@ import feedparser
 from conftest import body_of, http_get
 
 from origin import Reply, rss
+from waiting import eventually
 from starfeed.model import Source
 from starfeed.sources import add_source
 
@@ -25,9 +26,7 @@ def feed_of(response) -> feedparser.FeedParserDict:
 
 def make_due(storage, source_id):
     """Bring a source's next check to now, as time passing would."""
-    source = storage.catalog.get_source(source_id)
-    source.next_check_at = time.time() - 1
-    storage.catalog.finish_fetch(source, None)
+    storage.sources.change(source_id, {"next_check_at": time.time() - 1, "locked_until": None})
 
 
 def test_a_new_source_is_fetched_rendered_and_served(stack, storage, origin):
@@ -56,7 +55,7 @@ def test_a_new_source_is_fetched_rendered_and_served(stack, storage, origin):
     assert page["headers"]["Content-Type"].startswith("text/html") and "Alpha" in body_of(page)
     assert http_get(stack, "/healthz")["statusCode"] == 200
 
-    stored = storage.catalog.get_source(source.source_id)
+    stored = storage.sources.get(source.source_id)
     assert (stored.status, stored.http_status, stored.etag) == ("ok", 200, '"e1"')
     assert stored.next_check_at > time.time() and stored.locked_until is None
 
@@ -70,19 +69,20 @@ def test_a_second_fetch_is_conditional_and_stores_nothing_twice(stack, storage, 
     make_due(storage, source.source_id)
     stack.run_cycle()
     assert origin.hits("/cond.xml")[1]["if-none-match"] == '"v1"'
-    assert storage.catalog.get_source(source.source_id).status == "not-modified"
+    assert storage.sources.get(source.source_id).status == "not-modified"
     make_due(storage, source.source_id)
     stack.run_cycle()  # the same items again under a new validator: deduplicated
-    entries = storage.catalog.recent_entries(source.source_id, 50)
+    entries = storage.entries.recent(source.source_id, 50)
     assert sorted(e.entry_uid for e in entries) == ["c1", "c2"]
-    assert all(e.seen_count == 2 for e in entries)
+    # Unchanged within a day (settings.sighting_refresh): seeing them again cost no write.
+    assert all(e.seen_count == 1 and e.last_seen == e.first_seen for e in entries)
 
 
 def test_raw_bytes_are_stored_before_parsing_even_when_parsing_fails(stack, storage, origin):
     url = origin.serve("/broken.xml", Reply(200, b"<html>not a feed</html>"))
     source, _ = subscribe(storage, url)
     stack.run_cycle()
-    stored = storage.catalog.get_source(source.source_id)
+    stored = storage.sources.get(source.source_id)
     assert stored.status == "error" and "not a feed" in stored.last_error
     s3 = storage.client("s3")
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=storage.settings.raw_bucket,
@@ -98,9 +98,9 @@ def test_bad_sources_show_their_error_and_never_stop_the_others(stack, storage, 
     missing, _ = add_source(storage, origin.serve("/gone.xml", Reply(404, b"")), now)
     refused, _ = subscribe(storage, "http://127.0.0.1:9/feed.xml")
     stack.run_cycle()
-    assert storage.catalog.get_source(good.source_id).status == "ok"
+    assert storage.sources.get(good.source_id).status == "ok"
     for bad, words in ((missing, "404 Not Found"), (refused, "could not connect")):
-        stored = storage.catalog.get_source(bad.source_id)
+        stored = storage.sources.get(bad.source_id)
         assert stored.status == "error" and words in stored.last_error
         assert stored.next_check_at > now and stored.consecutive_failures == 1
 
@@ -108,19 +108,19 @@ def test_bad_sources_show_their_error_and_never_stop_the_others(stack, storage, 
 def test_the_scheduler_reads_only_due_sources_and_leases_them(stack, storage, origin):
     stack.run_cycle()  # settle what other tests left due
     now = time.time()
-    already_due = set(storage.catalog.due_source_ids(now))  # what other tests leave behind
+    already_due = set(storage.sources.due_ids(now))  # what other tests leave behind
     for n in range(30):
-        storage.catalog.add_source(Source(source_id=f"later{n:07d}", url=f"{origin.url}/later/{n}",
+        storage.sources.add(Source(source_id=f"later{n:07d}", url=f"{origin.url}/later/{n}",
                                           created_at=now, next_check_at=now + 3600))
     due, _ = add_source(storage, origin.serve("/due.xml", Reply(200, rss(("d", "Due")))), now)
     report = stack.tick(now)
     # The 30 not yet due are never read; a leftover may be due yet still leased elsewhere.
     assert report["due"] == len(already_due | {due.source_id})
     assert 1 <= report["leased"] == report["enqueued"] <= report["due"]
-    assert storage.catalog.get_source(due.source_id).locked_until is not None  # ours is leased
+    assert storage.sources.get(due.source_id).locked_until is not None  # ours is leased
     assert stack.tick(now)["leased"] == 0  # leased: not fetched twice
     stack.drain()
-    assert storage.catalog.get_source(due.source_id).locked_until is None
+    assert storage.sources.get(due.source_id).locked_until is None
 
 
 def test_a_record_that_keeps_failing_is_retried_alone_then_dead_lettered(stack, storage, origin, monkeypatch):
@@ -137,19 +137,23 @@ def test_a_record_that_keeps_failing_is_retried_alone_then_dead_lettered(stack, 
     monkeypatch.setattr(fetcher, "storage", Storage(replace(storage.settings, fetch_retry_seconds=1)))
     stack.drain()  # what other tests left queued would share the first receive
     healthy, _ = subscribe(storage, origin.serve("/beside-poison.xml", Reply(200, rss(("bp", "Beside")))))
-    lease = storage.catalog.take_lease(healthy.source_id, time.time()).locked_until
+    lease = storage.sources.take_lease(healthy.source_id, time.time()).locked_until
     group = healthy.host
     sqs.send_message(QueueUrl=queue, MessageBody="not json", MessageGroupId=group,
                      MessageDeduplicationId=f"poison-{time.time()}")
     sqs.send_message(QueueUrl=queue, MessageGroupId=group, MessageDeduplicationId=f"healthy-{time.time()}",
                      MessageBody=json.dumps({"source_id": healthy.source_id, "lease": lease}))
     receives = [fetch_source.poll()]
-    assert storage.catalog.get_source(healthy.source_id).status == "ok"  # not held behind the poison
-    for _ in range(3):
-        time.sleep(2)
-        receives.append(fetch_source.poll())
-    assert receives == [2, 1, 1, 0]  # maxReceiveCount is 3, then SQS moves it aside
-    dead = sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10)["Messages"]
+    assert storage.sources.get(healthy.source_id).status == "ok"  # not held behind the poison
+    for _ in range(2):  # back after its visibility timeout (fetch_retry_seconds), alone
+        receives.append(eventually(fetch_source.poll, what="the poison's next delivery"))
+    assert receives == [2, 1, 1]
+
+    def dead_lettered():  # maxReceiveCount is 3: the next receive moves it aside, delivering nothing
+        assert fetch_source.poll() == 0
+        return sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10).get("Messages")
+
+    dead = eventually(dead_lettered, what="the poison in the dead-letter queue")
     assert [m["Body"] for m in dead] == ["not json"]
     for message in dead:  # handled: the next test finds the dead-letter queue empty
         sqs.delete_message(QueueUrl=dlq, ReceiptHandle=message["ReceiptHandle"])

@@ -65,17 +65,17 @@ def test_poisoned_feeds_are_their_own_problem(stack, storage, origin):
     feed = http_get(stack, f"/s/{healthy.source_id}/feed.xml")
     assert feed["statusCode"] == 200 and "Healthy news" in body_of(feed)
     for path, source in poisoned.items():
-        stored = storage.catalog.get_source(source.source_id)
+        stored = storage.sources.get(source.source_id)
         assert stored.status in ("ok", "error"), path  # fetched, and it says how it went
         assert stored.status == "ok" or stored.last_error, path
-    assert storage.catalog.get_source(poisoned["/not-a-feed.json"].source_id).status == "error"
+    assert storage.sources.get(poisoned["/not-a-feed.json"].source_id).status == "error"
     assert failed_records(stack) == 0  # every record succeeded: none waits for a retry
     assert dead_letters(stack) == dead_before
 
     # Entries were fitted, not rejected.
-    assert storage.catalog.recent_entries(poisoned["/long-guid.xml"].source_id, 5)
-    assert storage.catalog.recent_entries(poisoned["/huge-item.xml"].source_id, 5)
-    long_link = storage.catalog.recent_entries(poisoned["/long-link.xml"].source_id, 5)
+    assert storage.entries.recent(poisoned["/long-guid.xml"].source_id, 5)
+    assert storage.entries.recent(poisoned["/huge-item.xml"].source_id, 5)
+    long_link = storage.entries.recent(poisoned["/long-link.xml"].source_id, 5)
     assert long_link and long_link[0].canonical_link is None and long_link[0].warnings
 
     for path, source in [("/healthy.xml", healthy), *poisoned.items()]:

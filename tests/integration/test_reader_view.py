@@ -65,7 +65,7 @@ def test_a_new_undated_feed_contributes_its_first_few_behind_dated_news(stack, s
 
     own = entries_of(stack, f"/s/{source.source_id}/feed.xml")
     assert [e.title for e in own] == ["Old 0", "Old 1", "Old 2"]  # the feed's first three, in its order
-    stored = storage.catalog.get_source(source.source_id)
+    stored = storage.sources.get(source.source_id)
     assert (stored.entry_count, stored.last_dropped) == \
         (3, {"undated beyond the feed's first 3": 17})
     titles = [e.get("title", "") for e in entries_of(stack, f"/c/{collection}/feed.xml")]

@@ -30,8 +30,8 @@ def seed(storage) -> None:
             # (a) a control character in a channel-level field; (b) a script as the channel link
             (HOSTILE, SECRET_URL, {"title": "Hostile\x07 channel\x00", "site_url": "javascript:alert(1)"}),
             (CORRUPT, "https://corrupt.example/feed", {"title": "Corrupt source"})):
-        storage.catalog.delete_source(source_id)
-        storage.catalog.add_source(Source(source_id=source_id, url=url, status="ok", created_at=1.0, **fields))
+        storage.sources.delete(source_id)
+        storage.sources.add(Source(source_id=source_id, url=url, status="ok", created_at=1.0, **fields))
     put_entry(storage, GOOD, "good-1", now, title={"S": "Good entry"},
               canonical_link={"S": "https://good.example/1"})
     put_entry(storage, HOSTILE, "hostile-1", now, title={"S": "Bell\x07 entry\x0b"},
@@ -94,4 +94,4 @@ def test_a_poisoned_target_fails_only_the_records_that_name_it(stack, storage):
         etree.fromstring(body(storage, "subscriptions.opml"))
     finally:
         for source_id in (GOOD, HOSTILE, CORRUPT):
-            storage.catalog.delete_source(source_id)
+            storage.sources.delete(source_id)

@@ -48,7 +48,7 @@ def test_a_redelivered_message_does_not_fetch_twice(stack, storage, origin):
     url = origin.serve("/redelivered.xml", Reply(200, rss(("x", "X"))))
     source = subscribe(storage, url)
     stack.run_cycle()  # leased, fetched, lease released
-    assert storage.catalog.get_source(source.source_id).locked_until is None
+    assert storage.sources.get(source.source_id).locked_until is None
     old_lease = time.time() - 100
     assert fetch_source(storage, source.source_id, lease=old_lease) is None  # the redelivery
     assert len(origin.hits("/redelivered.xml")) == 1
@@ -58,17 +58,17 @@ def test_a_dead_fetchers_lease_expires_and_is_taken_over(stack, storage, origin)
     url = origin.serve("/orphan.xml", Reply(200, rss(("o", "O"))))
     source = subscribe(storage, url)
     now = time.time()
-    assert storage.catalog.take_lease(source.source_id, now) is not None  # then the fetcher dies
-    assert storage.catalog.take_lease(source.source_id, now + 1) is None  # still held
+    assert storage.sources.take_lease(source.source_id, now) is not None  # then the fetcher dies
+    assert storage.sources.take_lease(source.source_id, now + 1) is None  # still held
     later = now + storage.settings.lease_seconds + 1
-    assert storage.catalog.take_lease(source.source_id, later) is not None  # expired: taken over
+    assert storage.sources.take_lease(source.source_id, later) is not None  # expired: taken over
 
 
 def test_decisions_are_recorded_and_listed(stack, storage, capsys, origin):
     url = origin.serve("/decided.xml", Reply(200, rss(("d1", "D1"), ("d2", "D2"), ("d3", "D3"))))
     source = subscribe(storage, url)
     stack.run_cycle()
-    stored = storage.catalog.get_source(source.source_id)
+    stored = storage.sources.get(source.source_id)
     assert stored.decisions[0]["reason"] == "rhythm"
     assert stored.decisions[0]["before"] == 0 and stored.decisions[0]["after"] == stored.interval
     assert stored.ewma_interarrival == 60 and len(stored.publications) == 3
@@ -85,19 +85,19 @@ def test_sync_enable_disable_polling_and_policy(stack, storage, capsys, origin):
     sid = source.source_id
     assert run(capsys, "source", "policy", sid, "one-strike")[0] == 0
     stack.run_cycle()
-    dead = storage.catalog.get_source(sid)
+    dead = storage.sources.get(sid)
     assert (dead.status, dead.next_check_at, dead.reason) == ("dead", None, "one-strike")
-    assert sid not in storage.catalog.due_source_ids(time.time() + 10 ** 9)
+    assert sid not in storage.sources.due_ids(time.time() + 10 ** 9)
     assert run(capsys, "source", "disable", sid)[0] == 0
     code, _, err = run(capsys, "source", "sync", sid)
     assert code == 1 and "disabled" in err
     assert run(capsys, "source", "enable", sid)[0] == 0
-    assert storage.catalog.get_source(sid).next_check_at is None  # enabling does not schedule
+    assert storage.sources.get(sid).next_check_at is None  # enabling does not schedule
     assert run(capsys, "source", "sync", sid)[0] == 0
-    synced = storage.catalog.get_source(sid)
+    synced = storage.sources.get(sid)
     assert synced.last_error is None and synced.consecutive_failures == 0
-    assert sid in storage.catalog.due_source_ids(time.time() + 1)
-    assert run(capsys, "source", "polling", sid, "off")[0] == 0 and not storage.catalog.get_source(sid).polling
+    assert sid in storage.sources.due_ids(time.time() + 1)
+    assert run(capsys, "source", "polling", sid, "off")[0] == 0 and not storage.sources.get(sid).polling
     assert run(capsys, "source", "sync", "nosuchsource")[0] == 1
 
 
@@ -122,25 +122,25 @@ def test_a_429_pauses_every_source_on_the_host_not_only_the_one_that_got_it(stac
     other_host = subscribe(storage, origin.serve("/elsewhere.xml", Reply(200, rss(("e", "E")))))
     now = time.time()
     fetch_source(storage, limited.source_id, now=now)
-    assert 590 <= storage.catalog.host_pauses({limited.host}, now)[limited.host] - now <= 600
+    assert 590 <= storage.hosts.paused({limited.host}, now)[limited.host] - now <= 600
     assert fetch_source(storage, sibling.source_id, now=now) is None  # held by the fetcher
-    held = storage.catalog.get_source(sibling.source_id)
+    held = storage.sources.get(sibling.source_id)
     assert held.reason == "host-paused" and held.next_check_at >= now + 590
     assert not origin.hits("/sibling.xml")
     # The scheduler holds the host's sources too, and lets other hosts through.
-    storage.catalog.change_source(sibling.source_id, {"next_check_at": now - 1})
+    storage.sources.change(sibling.source_id, {"next_check_at": now - 1})
     stack.run_cycle()
     assert not origin.hits("/sibling.xml") and origin.hits("/elsewhere.xml")
-    assert storage.catalog.get_source(sibling.source_id).next_check_at >= now + 590
-    assert storage.catalog.get_source(other_host.source_id).status == "ok"
+    assert storage.sources.get(sibling.source_id).next_check_at >= now + 590
+    assert storage.sources.get(other_host.source_id).status == "ok"
 
 
 def test_corrupt_scheduling_state_gets_the_default_interval_not_a_crash(stack, storage, origin):
     url = origin.serve("/corrupt.xml", Reply(200, rss(("c", "C"))))
     source = subscribe(storage, url)
-    storage.catalog.change_source(source.source_id, {"publications": ["not a time", None]})
+    storage.sources.change(source.source_id, {"publications": ["not a time", None]})
     outcome = fetch_source(storage, source.source_id)
-    stored = storage.catalog.get_source(source.source_id)
+    stored = storage.sources.get(source.source_id)
     assert outcome is not None and stored.reason.startswith("default: stored state unusable")
     assert stored.interval == storage.settings.default_interval and stored.next_check_at > time.time()
 
@@ -156,7 +156,7 @@ def daily_posts(count: int, newest: float) -> bytes:
 
 
 def test_the_scheduler_steps_the_pace_hourly_and_fetchers_decide_by_it(stack, storage, origin, capsys):
-    from starfeed.schedule.pace import Pace
+    from starfeed.model import Pace
     from starfeed.schedule.tick import update_pace
     from starfeed.store import Storage
 
@@ -179,7 +179,7 @@ def test_the_scheduler_steps_the_pace_hourly_and_fetchers_decide_by_it(stack, st
         storage.pace.save(pace, at, storage.pace.load()[1])
         now = time.time()
         fetch_source(Storage(storage.settings), source.source_id, now=now)  # a fetcher with no cached pace
-        stored = storage.catalog.get_source(source.source_id)
+        stored = storage.sources.get(source.source_id)
         assert stored.reason == "rhythm"
         return stored.next_check_at - now
 
@@ -189,4 +189,4 @@ def test_the_scheduler_steps_the_pace_hourly_and_fetchers_decide_by_it(stack, st
         in run(capsys, "source", "list", "--wide")[1]
     assert next_wait(Pace(20 * 3600.0, 0.5, 200000.0), later + 7300) > 10 * 3600
     # The rest of the session keeps the starting pace: this test's paces touch no other test.
-    storage.pace.save(Pace.initial(storage.settings), time.time() + 10 ** 8, storage.pace.load()[1])
+    storage.pace.save(storage.settings.initial_pace(), time.time() + 10 ** 8, storage.pace.load()[1])

@@ -34,7 +34,7 @@ def test_collections_have_their_own_feeds_and_pages(stack, storage, origin):
     assert "Coll A" in page and "Outside" not in page and 'href="/c/news/"' in page
     assert http_get(stack, "/c/nope/feed.xml")["statusCode"] == 404
     assert http_get(stack, "/c/NOT..valid/feed.xml")["statusCode"] == 404
-    assert storage.catalog.sources_in("tech") and a.source_id in storage.catalog.sources_in("tech")
+    assert storage.collections.members("tech") and a.source_id in storage.collections.members("tech")
 
 
 def test_rss_by_url_follows_seed_004(stack, storage, origin):
@@ -46,9 +46,9 @@ def test_rss_by_url_follows_seed_004(stack, storage, origin):
     assert found["statusCode"] == 200 and "By URL" in body_of(found)
     assert http_get(stack, "/rss?url=https://unknown.example/feed")["statusCode"] == 404
     assert http_get(stack, "/rss?url=not-a-url")["statusCode"] == 400
-    disabled = storage.catalog.get_source(source.source_id)
+    disabled = storage.sources.get(source.source_id)
     disabled.enabled = False
-    storage.catalog.Source(source.source_id).update(actions=[storage.catalog.Source.enabled.set(False)])
+    storage.records.Source(source.source_id).update(actions=[storage.records.Source.enabled.set(False)])
     assert http_get(stack, "/rss?url=" + url)["statusCode"] == 403
 
 
@@ -88,11 +88,11 @@ def test_every_feed_opml_xml_lists_exists(stack, storage, origin):
     fetched = subscribe(storage, origin.serve("/listed.xml", Reply(200, rss(("l", "Listed")))),
                         collections=["listed"])
     never = subscribe(storage, origin.url + "/never.xml", collections=["never-fetched"])
-    storage.catalog.change_source(never.source_id, {"next_check_at": None})  # stays "new"
+    storage.sources.change(never.source_id, {"next_check_at": None})  # stays "new"
     following = Source(source_id=source_id_for("https://api.github.test/user/following"),
                        url="https://api.github.test/user/following", kind="github-following",
                        title="GitHub follow list", status="ok", last_fetch_at=time.time())
-    storage.catalog.add_source(following)
+    storage.sources.add(following)
     try:
         stack.run_cycle()
         render_targets(storage, [SOURCES_SUMMARY])
@@ -102,7 +102,7 @@ def test_every_feed_opml_xml_lists_exists(stack, storage, origin):
         assert f"{base}/c/listed/feed.xml" in urls and f"{base}/s/{fetched.source_id}/feed.atom" in urls
         assert not any("never-fetched" in u or never.source_id in u or following.source_id in u for u in urls)
         # Sources other tests wrote straight into the table were never fetched, so never built.
-        injected = {s.source_id for s in storage.catalog.list_sources() if not s.fetch_history}
+        injected = {s.source_id for s in storage.sources.all() if not s.fetch_history}
         for url in sorted(urls):
             path = url.removeprefix(base)
             if path.split("/")[1:2] == ["s"] and path.split("/")[2] in injected:
@@ -110,7 +110,7 @@ def test_every_feed_opml_xml_lists_exists(stack, storage, origin):
             assert http_get(stack, path)["statusCode"] == 200, path
     finally:
         for source in (never, following):
-            storage.catalog.delete_source(source.source_id)
+            storage.sources.delete(source.source_id)
 
 
 def test_item_and_site_lookups(stack, storage, origin):
@@ -155,9 +155,7 @@ def test_warm_repeats_are_cache_hits_and_a_new_render_invalidates(stack, storage
     assert again["headers"]["X-Cache"] == "HIT"
     cache = stack.functions["ApiFunction"].module.app.feed_cache
     stats_before = dict(cache.stats)
-    source = storage.catalog.get_source(source.source_id)
-    source.next_check_at = time.time() - 1
-    storage.catalog.finish_fetch(source, None)
+    storage.sources.change(source.source_id, {"next_check_at": time.time() - 1, "locked_until": None})
     stack.run_cycle()
     ttl, cache.ttl = cache.ttl, 0  # let the cached copy be revalidated now
     try:

@@ -4,10 +4,10 @@ the summary the renderer keeps when asked (the CLI and the fetcher ask when a li
 import json
 import time
 
-from starfeed.model import Source
+from starfeed.model import Entry, Source
 from starfeed.render import SOURCES_SUMMARY, targets_for
 from starfeed.render.job import render_targets
-from starfeed.serve.summary import load_sources_summary
+from starfeed.render.summary import load_sources_summary
 from starfeed.sources import GITHUB_COLLECTION as GITHUB
 
 FEED, ACCOUNT = "14b000000001", "14b000000002"
@@ -16,15 +16,15 @@ FORMATS = ("xml", "atom", "json")
 
 
 def add(storage, source: Source, title: str) -> Source:
-    storage.catalog.delete_source(source.source_id)
-    storage.catalog.add_source(source)
+    storage.sources.delete(source.source_id)
+    storage.sources.add(source)
     for collection in source.collections:
-        storage.catalog.join_collection(collection, source.source_id)
+        storage.collections.join(collection, source.source_id)
     when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     uid = f"{source.source_id}-1"
-    storage.catalog.Entry(feed_id=source.source_id, entry_uid=uid, title=title, first_seen=when, last_seen=when,
-                          canonical_link=f"https://example.org/{uid}", content_hash="x",
-                          sort_key=f"{when}#{uid}", day=when[:10], expires_at=int(time.time()) + 86400).save()
+    entry = Entry(entry_uid=uid, feed_id=source.source_id, title=title, first_seen=when, last_seen=when,
+                  canonical_link=f"https://example.org/{uid}", content_hash="x")
+    storage.entries.upsert([entry], time.time(), source.collections)  # as a fetch stores it
     return source
 
 
@@ -43,7 +43,7 @@ def summary_row(storage, source_id: str):
 
 
 def set_enabled(storage, source_id: str, enabled: bool) -> None:
-    assert storage.catalog.change_source(source_id, {"enabled": enabled})
+    assert storage.sources.change(source_id, {"enabled": enabled})
 
 
 def test_disabled_then_removed_sources_leave_every_feed_page_and_list(stack, storage):
@@ -85,7 +85,7 @@ def test_disabled_then_removed_sources_leave_every_feed_page_and_list(stack, sto
         assert f"/s/{FEED}/feed.json" in text(storage, "opml.xml")
 
         # Removed: its entries stay stored until their TTL, yet nothing shows them.
-        storage.catalog.delete_source(FEED)
+        storage.sources.delete(FEED)
         report = render_targets(storage, [*targets, SOURCES_SUMMARY])
         assert not report.failed and f"s/{FEED}/feed" in report.unpublished
         assert published(storage, FEED) == [False] * 3
@@ -98,5 +98,5 @@ def test_disabled_then_removed_sources_leave_every_feed_page_and_list(stack, sto
         assert render_targets(storage, [f"s/{FEED}/feed"]).unpublished == [f"s/{FEED}/feed"]
     finally:
         for source_id in (FEED, ACCOUNT):
-            storage.catalog.delete_source(source_id)
+            storage.sources.delete(source_id)
         render_targets(storage, [*targets, SOURCES_SUMMARY])

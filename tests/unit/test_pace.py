@@ -7,7 +7,8 @@ import pytest
 
 from starfeed.model import FetchOutcome, Source
 from starfeed.schedule.decide import decide
-from starfeed.schedule.pace import Pace, active_rate, entry_frequency_interval, next_pace, uniform_p95
+from starfeed.model import Pace
+from starfeed.schedule.pace import active_rate, entry_frequency_interval, next_pace, uniform_p95
 from starfeed.settings import Settings
 
 DAY, HOUR = 86400, 3600
@@ -49,32 +50,32 @@ def test_the_entry_frequency_interval_is_a_week_over_the_weeks_posts():
 
 def test_the_horizon_is_a_share_of_the_entry_frequency_p95_on_the_same_sources():
     sources = [evenly(2)] * 50 + [evenly(0.5)] * 50
-    pace = next_pace(Pace.initial(SETTINGS), sources, SETTINGS, NOW)
+    pace = next_pace(SETTINGS.initial_pace(), sources, SETTINGS, NOW)
     assert pace.horizon == pytest.approx(SETTINGS.horizon_share * pace.reference)
     # Half a day and two days between posts: 5% of posts wait beyond about 0.81 of a day.
     assert pace.reference == pytest.approx(uniform_p95([(2 / DAY, DAY / 2)] * 50 + [(0.5 / DAY, DAY)] * 50))
 
 
 def test_busier_sources_get_a_shorter_horizon_and_a_higher_activity_threshold():
-    slow = next_pace(Pace.initial(SETTINGS), [evenly(0.5)] * 90 + [evenly(3)] * 10, SETTINGS, NOW)
-    busy = next_pace(Pace.initial(SETTINGS), [evenly(8)] * 90 + [evenly(3)] * 10, SETTINGS, NOW)
+    slow = next_pace(SETTINGS.initial_pace(), [evenly(0.5)] * 90 + [evenly(3)] * 10, SETTINGS, NOW)
+    busy = next_pace(SETTINGS.initial_pace(), [evenly(8)] * 90 + [evenly(3)] * 10, SETTINGS, NOW)
     assert busy.horizon < slow.horizon / 3
     assert busy.active_per_day > slow.active_per_day
 
 
 def test_the_reference_moves_a_little_each_hour_and_nothing_changes_without_sources():
-    first = next_pace(Pace.initial(SETTINGS), [evenly(1)] * 10, SETTINGS, NOW)
+    first = next_pace(SETTINGS.initial_pace(), [evenly(1)] * 10, SETTINGS, NOW)
     second = next_pace(first, [evenly(12)] * 10, SETTINGS, NOW)
-    alone = next_pace(Pace.initial(SETTINGS), [evenly(12)] * 10, SETTINGS, NOW)
+    alone = next_pace(SETTINGS.initial_pace(), [evenly(12)] * 10, SETTINGS, NOW)
     assert alone.reference < second.reference < first.reference
     assert second.reference == pytest.approx(first.reference + (alone.reference - first.reference) / 24)
     assert next_pace(first, [], SETTINGS, NOW) == first
 
 
 def test_the_horizon_stays_within_the_global_bounds():
-    dormant = next_pace(Pace.initial(SETTINGS), [[]] * 10, SETTINGS, NOW)
+    dormant = next_pace(SETTINGS.initial_pace(), [[]] * 10, SETTINGS, NOW)
     assert dormant.horizon <= SETTINGS.max_interval
-    frantic = next_pace(Pace.initial(SETTINGS), [evenly(2000)] * 10, SETTINGS, NOW)
+    frantic = next_pace(SETTINGS.initial_pace(), [evenly(2000)] * 10, SETTINGS, NOW)
     assert frantic.horizon == SETTINGS.min_interval
     assert math.isfinite(frantic.active_per_day)
 
@@ -86,4 +87,4 @@ def test_a_decision_waits_by_the_pace_it_is_given():
     source = Source(source_id="a", url="https://example.com/", publications=evenly(2))
     wait = lambda pace: decide(source, FetchOutcome(200), SETTINGS, NOW, random.Random(1), pace).interval  # noqa: E731
     assert wait(Pace(600, 0.1)) < wait(Pace(7200, 0.1)) < wait(Pace(7200, 50.0))
-    assert wait(None) == wait(Pace.initial(SETTINGS))  # before the scheduler's first step
+    assert wait(None) == wait(SETTINGS.initial_pace())  # before the scheduler's first step

@@ -13,7 +13,7 @@ from starfeed.model import Entry, Source
 from starfeed.render import feeds
 from starfeed.render.feeds import FORMATS, FeedMeta, render
 from starfeed.render.html import IndexPage, render_index
-from starfeed.serve.opml import published_opml, subscriptions_opml
+from starfeed.render.opml import published_opml, subscriptions_opml
 
 BUILT = 1_795_262_400.0
 BASE = "https://feeds.test"

@@ -34,13 +34,25 @@ def _normal(name: str) -> str:
 
 
 def _third_party_imports(path: Path) -> set[str]:
+    """Top-level modules imported, except those a `try: ... except ImportError` makes optional."""
+    tree = ast.parse(path.read_text())
+    optional = {id(node) for guard in ast.walk(tree) if isinstance(guard, ast.Try)
+                and any(_catches_import_error(handler) for handler in guard.handlers)
+                for statement in guard.body for node in ast.walk(statement)}
     tops = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree):
+        if id(node) in optional:
+            continue
         if isinstance(node, ast.Import):
             tops.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             tops.add(node.module.split(".")[0])
     return {top for top in tops if top != "starfeed" and top not in sys.stdlib_module_names}
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(name, ast.Name) and name.id in ("ImportError", "ModuleNotFoundError") for name in names)
 
 
 RUNTIME = _distribution_names((ROOT / "layers" / "starfeed" / "requirements.txt").read_text().splitlines())
@@ -55,9 +67,9 @@ def _unpinned() -> list[str]:
         shipped = path.relative_to(PACKAGE).parts[0] not in DEV_ONLY
         for module in sorted(_third_party_imports(path)):
             names = {_normal(d) for d in DISTRIBUTIONS.get(module, [module])}
-            if module in RUNTIME_PROVIDED:
-                if not shipped and not names & set(DEV):
-                    problems.append(f"{path.relative_to(ROOT)}: {module} is not in the dev extra")
+            if module in RUNTIME_PROVIDED:  # boto3 brings botocore
+                if not shipped and "boto3" not in DEV:
+                    problems.append(f"{path.relative_to(ROOT)}: {module} needs boto3 in the dev extra")
                 continue
             runtime = [RUNTIME[n] for n in names if n in RUNTIME]
             pinned = runtime if shipped else runtime + [DEV[n] for n in names if n in DEV]

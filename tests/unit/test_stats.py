@@ -42,7 +42,7 @@ def test_percentiles_from_render_histograms():
 def test_the_dashboard_shows_the_summary_rows_redacted_and_as_of_when():
     from starfeed.model import Source
     from starfeed.serve.dashboard import render_dashboard
-    from starfeed.serve.summary import dumps, loads, row_of
+    from starfeed.render.summary import dumps, loads, row_of
 
     sources = [Source(source_id="a1", url="https://u:pw@example.org/f?token=s3cret", status="error",
                       consecutive_failures=3, last_fetch_at=100.0,
@@ -62,7 +62,7 @@ def test_the_dashboard_shows_the_summary_rows_redacted_and_as_of_when():
 def test_a_summary_from_a_newer_version_still_loads():
     import json
 
-    from starfeed.serve.summary import loads
+    from starfeed.render.summary import loads
 
     body = json.dumps({"built_at": 5, "sources": [{"source_id": "x", "title": "t", "url": "u", "status": "ok",
                                                    "enabled": True, "published": True, "later": 1}]})

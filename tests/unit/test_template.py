@@ -17,12 +17,13 @@ def of_type(kind):
 
 def test_tables_are_on_demand_with_point_in_time_recovery():
     tables = of_type("AWS::DynamoDB::Table")
-    assert set(tables) == {"SourcesTable", "EntriesTable", "CollectionsTable", "StatsTable", "HostsTable"}
+    assert set(tables) == {"SourcesTable", "EntriesTable", "CollectionsTable", "CollectionEntriesTable",
+                           "StatsTable", "HostsTable"}
     for props in tables.values():
         assert props["BillingMode"] == "PAY_PER_REQUEST"
         assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
-    assert tables["EntriesTable"]["TimeToLiveSpecification"] == {"AttributeName": "expires_at",
-                                                                 "Enabled": True}
+    for expiring in ("EntriesTable", "CollectionEntriesTable"):  # a copy leaves with its entry
+        assert tables[expiring]["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
 
 
 def test_the_scheduler_index_is_sharded_and_sorted_by_next_check():

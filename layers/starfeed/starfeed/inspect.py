@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from starfeed.fetch.http import FetchResult, fetch
-from starfeed.model import Source, source_id_for
+from starfeed.model import Kind, Source, source_id_for
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.settings import Settings
 
@@ -101,7 +101,7 @@ def _ingest(target: str, body: bytes, url: str, content_type: str | None, settin
     now = time.time() if now is None else now
     # As for a new source: created now, never polled, with the default settings.
     source = Source(source_id=source_id_for(target), url=url, created_at=now,
-                    kind="website" if website else "feed", backfill=backfill)
+                    kind=Kind.WEBSITE if website else Kind.FEED, backfill=backfill)
     if unfiltered:
         source.created_at, source.last_success_at = 0.0, now
         settings = replace(settings, max_article_age_days=10 ** 6)

@@ -6,6 +6,7 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from urllib.parse import urlsplit
 
 
@@ -47,18 +48,41 @@ def _public_suffixes():
     return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
 
 
+class Kind(StrEnum):
+    """What a source is: how it is fetched and read."""
+
+    FEED = "feed"  # RSS, Atom or JSON Feed
+    WEBSITE = "website"  # a page whose main article is followed (seed 002)
+    GITHUB_FOLLOWING = "github-following"  # the token's follow list (seed 000)
+    GITHUB_USER = "github-user"  # one followed account's stars
+
+
+GITHUB_KINDS = frozenset({Kind.GITHUB_FOLLOWING, Kind.GITHUB_USER})
+
+
+class Status(StrEnum):
+    """A source's last fetch, as `source list` and the dashboard show it."""
+
+    NEW = "new"  # not fetched yet
+    OK = "ok"
+    NOT_MODIFIED = "not-modified"
+    ERROR = "error"  # failing: retried with backoff
+    DEAD = "dead"  # parked by the circuit breaker or one strike, until `source sync`
+    GONE = "gone"  # 410: disabled
+
+
 @dataclass
 class Source:
     source_id: str
     url: str
-    kind: str = "feed"
+    kind: Kind = Kind.FEED
     title: str | None = None
     site_url: str | None = None
     created_at: float = 0.0
     enabled: bool = True
     polling: bool = True
     collections: list[str] = field(default_factory=list)
-    root_domain: str | None = None  # seed 004's site key; the catalog derives it from the URL
+    root_domain: str | None = None  # seed 004's site key; storage derives it from the URL
     # Seed 004: drop items whose link leaves the feed's host. Off by default: link blogs,
     # aggregators and feed proxies rightly link elsewhere.
     enforce_feed_domain: bool = False
@@ -70,7 +94,7 @@ class Source:
     etag: str | None = None
     last_modified: str | None = None
     # Last fetch and its outcome.
-    status: str = "new"  # new | ok | not-modified | error
+    status: Status = Status.NEW
     http_status: int | None = None
     last_error: str | None = None
     last_fetch_at: float | None = None
@@ -173,3 +197,12 @@ class FetchOutcome:
     @property
     def failed(self) -> bool:
         return self.error is not None
+
+
+# The population's pace (schedule/pace.py): the scheduler steps it hourly and stores it in the
+# stats table (store/pace.py); every fetcher's decisions read it. Settings.initial_pace() is its start.
+@dataclass(frozen=True)
+class Pace:
+    horizon: float  # seconds an active source waits at most beyond its quiet hours
+    active_per_day: float  # posts a day from which a source counts as active
+    reference: float = 0.0  # the entry-frequency rule's p95 delay on these sources (smoothed), seconds

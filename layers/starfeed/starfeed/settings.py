@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, fields
 
-from starfeed.model import host_key_of
+from starfeed.model import Pace, host_key_of
 
 
 def _flag(value: str) -> bool:
@@ -21,6 +21,7 @@ class Settings:
     sources_table: str = "starfeed-sources"
     entries_table: str = "starfeed-entries"
     collections_table: str = "starfeed-collections"
+    collection_entries_table: str = "starfeed-collection-entries"
     stats_table: str = "starfeed-stats"
     hosts_table: str = "starfeed-hosts"
     feeds_bucket: str = "starfeed-feeds"
@@ -77,6 +78,9 @@ class Settings:
     max_depth: int = 256  # XML/JSON nesting
     max_article_age_days: int = 7  # seed 002; entries without a date are kept
     max_rewrites: int = 24  # times a stored entry may be rewritten when its content changes
+    # How often an unchanged entry's sighting (last_seen, seen_count) is written: each write costs
+    # as much as storing a new entry, and a 50-item feed fetched hourly lists each entry ~24 times a day.
+    sighting_refresh: int = 86400
     # Fitting entries to DynamoDB (an item is at most 400 KB; a sort key 1,024 bytes, a GSI
     # partition key 2,048): longer ids become a stable hash, longer links are dropped, longer
     # content is truncated at a tag boundary. The entry is kept either way.
@@ -114,6 +118,10 @@ class Settings:
                 return max(1, int(count))
         return max(1, self.github_concurrency) if host == self.github_host else 1
 
+    def initial_pace(self) -> Pace:
+        """The pace decisions use before the scheduler's first hourly step."""
+        return Pace(float(self.active_max_wait), self.active_min_posts_per_day)
+
     @property
     def github_host(self) -> str:
         return host_key_of(self.github_api_url)
@@ -146,6 +154,7 @@ _RESOURCE_ENV = {
     "sources_table": "SOURCES_TABLE",
     "entries_table": "ENTRIES_TABLE",
     "collections_table": "COLLECTIONS_TABLE",
+    "collection_entries_table": "COLLECTION_ENTRIES_TABLE",
     "stats_table": "STATS_TABLE",
     "hosts_table": "HOSTS_TABLE",
     "feeds_bucket": "FEEDS_BUCKET",

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from starfeed.model import Source, source_id_for
-from starfeed.store import PARTITION_KEY_BYTES, Storage
+from starfeed.model import Kind, Source, source_id_for
+from starfeed.store import Storage
+from starfeed.store.limits import PARTITION_KEY_BYTES
 
 
 class BadSource(ValueError):
@@ -51,7 +52,7 @@ GITHUB_PAGES = ["feed", f"c/{GITHUB_COLLECTION}/feed"]  # the render targets tha
 def github_following_source(settings, now: float) -> Source:
     """The follow list of the token's user (seed 000): one per deployment, re-synced daily."""
     url = f"{settings.github_api_url.rstrip('/')}/user/following"
-    return Source(source_id=source_id_for(url), url=url, kind="github-following", created_at=now,
+    return Source(source_id=source_id_for(url), url=url, kind=Kind.GITHUB_FOLLOWING, created_at=now,
                   title="GitHub follow list", next_check_at=now)
 
 
@@ -59,7 +60,7 @@ def github_user_source(settings, account, now: float) -> Source:
     """A followed account, keyed by its numeric id so a renamed account keeps its stars. Due at
     once: the GitHub host's message groups already cap the calls in flight, so no jitter."""
     api = settings.github_api_url.rstrip("/")
-    return Source(source_id=source_id_for(f"{api}/user/{account.user_id}"), kind="github-user",
+    return Source(source_id=source_id_for(f"{api}/user/{account.user_id}"), kind=Kind.GITHUB_USER,
                   url=f"{api}/users/{account.login}/starred", title=account.login, login=account.login,
                   user_id=account.user_id, created_at=now, collections=[GITHUB_COLLECTION], tier="low",
                   next_check_at=now)
@@ -71,21 +72,21 @@ def add_source(storage: Storage, url: str, now: float, collections: list[str] | 
     source = new_source(url, now, collections, **options)
     if (existing := subscribed(storage, [source.url]).get(source.url)) is not None:
         return existing, False
-    if storage.catalog.add_source(source):
+    if storage.sources.add(source):
         for collection in source.collections:
-            storage.catalog.join_collection(collection, source.source_id)
+            storage.collections.join(collection, source.source_id)
         return source, True
-    return storage.catalog.get_source(source.source_id) or source, False
+    return storage.sources.get(source.source_id) or source, False
 
 
 def subscribed(storage: Storage, urls: list[str]) -> dict[str, Source]:
     """The sources these URLs are subscribed as: by the id a URL gives, or, when a permanent
     redirect moved a source, by its current URL (so an exported OPML imports back as itself)."""
     urls = [u.strip() for u in urls if u.strip()]
-    by_id = storage.catalog.get_sources({source_id_for(u) for u in urls})
+    by_id = storage.sources.get_many({source_id_for(u) for u in urls})
     found = {}
     for url in urls:
-        source = by_id.get(source_id_for(url)) or storage.catalog.find_source_by_url(url)
+        source = by_id.get(source_id_for(url)) or storage.sources.find_by_url(url)
         if source is not None:
             found[url] = source
     return found

@@ -163,7 +163,7 @@ def render_to_served(renders: int) -> dict:
             time.sleep(window * n / renders)  # render at a different point of the busy one's window
             guid = f"post-{n}-{run_id}"
             origin.publish("/a.xml", guid, time.time())
-            storage.catalog.change_source(source.source_id, {"next_check_at": time.time() - 1})
+            storage.sources.change(source.source_id, {"next_check_at": time.time() - 1})
             began = time.monotonic()
             stack.run_cycle()  # tick, fetch, render: returns once the new feed.xml is in S3
             rendered = time.monotonic()

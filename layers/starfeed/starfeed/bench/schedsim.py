@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 
 from starfeed.model import FetchOutcome, Source
 from starfeed.schedule.decide import decide
-from starfeed.schedule.pace import EVERY as PACE_EVERY, Pace, entry_frequency_interval, next_pace
+from starfeed.model import Pace
+from starfeed.schedule.pace import EVERY as PACE_EVERY, entry_frequency_interval, next_pace
 from starfeed.settings import Settings
 
 TICK = 300  # template.yaml's ScheduleRate default: rate(5 minutes)
@@ -226,7 +227,7 @@ def simulate(feeds: list[Feed], scheduler_class, start: float, end: float, rng: 
     schedulers = [scheduler_class(feed, rng) for feed in feeds]
     replays = [Replay(feed, scheduler, start, end, tally) for feed, scheduler in zip(feeds, schedulers)]
     every = getattr(scheduler_class, "pace_every", None)
-    pace = Pace.initial(SETTINGS)
+    pace = SETTINGS.initial_pace()
     stop = start
     while stop < end:
         stop = min(end, stop + (every or end - start))

@@ -21,6 +21,7 @@ from starfeed.model import Source
 from starfeed.schedule.tick import run_tick
 from starfeed.settings import Settings
 from starfeed.store import Storage
+from starfeed.store.sources import source_record
 
 
 def main() -> None:
@@ -32,7 +33,7 @@ def main() -> None:
     stack = LocalStack(state=Path(tempfile.mkdtemp()))
     try:
         storage = Storage(Settings.from_env(stack.environment))
-        catalog, now = storage.catalog, time.time()
+        now = time.time()
         table = _backends()[0].get_table(stack.stack.refs["SourcesTable"])
         started = time.monotonic()
         for n in range(args.sources):
@@ -40,7 +41,7 @@ def main() -> None:
             source = Source(source_id=f"{n:012x}", url=f"https://host{n % 5000}.example/feed{n}.xml",
                             created_at=now, status="ok", interval=900,
                             next_check_at=now - 60 if due else now + 3600 + n)
-            _insert(table, catalog._source_record(source).serialize())
+            _insert(table, source_record(storage.records, source, storage.settings).serialize())
         setup_s = time.monotonic() - started
 
         queries, phases = [], {"query_s": 0.0, "leases_s": 0.0, "pauses_s": 0.0, "enqueue_s": 0.0,
@@ -59,13 +60,13 @@ def main() -> None:
                 return result
             setattr(owner, name, wrapper)
 
-        timed(catalog.Source.due, "query", None, queries)  # counts the items each Query read
-        timed(catalog, "due_source_ids", "query_s")
-        timed(catalog, "take_lease", "leases_s")
-        timed(catalog, "host_pauses", "pauses_s")
+        timed(storage.records.Source.due, "query", None, queries)  # counts the items each Query read
+        timed(storage.sources, "due_ids", "query_s")
+        timed(storage.sources, "take_lease", "leases_s")
+        timed(storage.hosts, "paused", "pauses_s")
         timed(storage.queues, "send_fetches", "enqueue_s")
         # Once an hour the run also steps the pace: one Scan of every source (schedule/pace.py).
-        timed(catalog, "scheduled_publications", "hourly_pace_s")
+        timed(storage.sources, "scheduled_publications", "hourly_pace_s")
         started = time.monotonic()
         report = run_tick(storage, now)
         wall_s = time.monotonic() - started

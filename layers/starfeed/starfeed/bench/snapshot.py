@@ -20,14 +20,16 @@ from starfeed.local.snapshot import SNAPSHOT_FILE, _backends, restore, save
 from starfeed.local.stack import LocalStack
 from starfeed.model import Entry, Source
 from starfeed.settings import Settings
-from starfeed.store.dynamo import Catalog
+from starfeed.store import Storage
+from starfeed.store.records import entry_record
+from starfeed.store.sources import source_record
 
 RESTORE_TARGET_S = 10.0
 
 
 def populate(stack: LocalStack, sources: int, entries: int) -> None:
     """Realistic items, written straight into moto (setting up is not what is measured)."""
-    catalog = Catalog(Settings.from_env(stack.environment))
+    storage = Storage(Settings.from_env(stack.environment))
     dynamodb, s3, _ = _backends()
     now = time.time()
     for n in range(sources):
@@ -36,7 +38,7 @@ def populate(stack: LocalStack, sources: int, entries: int) -> None:
                         etag=f'"{n}"', interval=900, reason="new-entries", next_check_at=now + n,
                         last_fetch_at=now, last_success_at=now)
         dynamodb.get_table(stack.stack.refs["SourcesTable"]).put_item(
-            catalog._source_record(source).serialize())
+            source_record(storage.records, source, storage.settings).serialize())
         for extension in ("xml", "atom", "json"):
             s3.put_object(stack.stack.refs["FeedsBucket"], f"s/{source.source_id}/feed.{extension}",
                           b"<rss>" + b"x" * 2000 + b"</rss>")
@@ -50,7 +52,7 @@ def populate(stack: LocalStack, sources: int, entries: int) -> None:
                       authors=[{"name": "Author", "email": None, "uri": None}],
                       categories=["news"], published=stamp, first_seen=stamp, last_seen=stamp,
                       content_hash=f"{n:064x}")
-        table.put_item(catalog._entry_record(entry).serialize())
+        table.put_item(entry_record(storage.records, entry, storage.settings).serialize())
 
 
 def main() -> None:

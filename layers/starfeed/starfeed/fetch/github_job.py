@@ -13,7 +13,7 @@ import random
 from starfeed.fetch.github import GitHub, Read, Verdict, read_following, read_stars
 from starfeed.fetch.record import apply_decision, remember_fetch, store_raw
 from starfeed.fetch.stage import StageFailed, stage
-from starfeed.model import FetchOutcome, Source
+from starfeed.model import FetchOutcome, Kind, Source, Status
 from starfeed.parse.github import star_entry
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY, targets_for
@@ -23,30 +23,31 @@ from starfeed.store import Storage
 
 log = logging.getLogger(__name__)
 
-def fetch_github(storage: Storage, source: Source, lease: float | None, now: float,
+
+def fetch_github(storage: Storage, source: Source, before: Source, lease: float | None, now: float,
                  rng: random.Random) -> FetchOutcome:
     github = GitHub(storage.settings, storage.secrets.github_token)
-    first = source.status == "new"
-    if source.kind == "github-following":
+    first = source.status == Status.NEW
+    if source.kind == Kind.GITHUB_FOLLOWING:
         read = read_following(github)
     else:
         read = read_stars(github, source.login or "", source.etag, source.last_modified,
-                          lambda uids: storage.catalog.known_entries(source.source_id, uids),
+                          lambda uids: storage.entries.known(source.source_id, uids),
                           first_sync=first, now=now, last_starred_at=source.last_starred_at)
     # Every answer is kept before it is read (no answer, no payload: a network failure).
-    new, answers, previously_failed = 0, [], source.status == "error"
+    new, answers, previously_failed = 0, [], source.status == Status.ERROR
     try:
         with stage("store raw"):
             answers = [(store_raw(storage, source, page, now), page) for page in read.pages if page.status is not None]
         if read.verdict.kind in ("ok", "not-modified"):
             with stage("store"):
-                if source.kind == "github-following":
+                if source.kind == Kind.GITHUB_FOLLOWING:
                     _apply_following(storage, source, read, now)
                 elif read.stars:
                     new = _store_stars(storage, source, read, lease, now)
         # Before the outcome is written: a lost request is then retried with the message. A first
         # fetch publishes the user's feed; after a failure, stars it stored may be unrendered.
-        if source.kind == "github-user" and (new or first or previously_failed):
+        if source.kind == Kind.GITHUB_USER and (new or first or previously_failed):
             with stage("render request"):
                 storage.queues.send_render(targets_for(source))
     except StageFailed as failed:
@@ -55,8 +56,8 @@ def fetch_github(storage: Storage, source: Source, lease: float | None, now: flo
     _record(storage, source, read, new, answers, now, rng)
     _pause_if_limited(storage, source, read.verdict, github.pause_until, now)
     if github.rate:
-        storage.catalog.note_rate_limit(source.host, github.rate)  # for `starfeed github status`
-    if not storage.catalog.finish_fetch(source, lease):
+        storage.hosts.note_rate_limit(source.host, github.rate)  # for `starfeed github status`
+    if not storage.sources.finish_fetch(source, before, lease):
         log.warning("fetcher: lease on %s was lost; its outcome was not written", source.url)
     last = read.pages[-1] if read.pages else None
     log.info("fetcher: %s -> %s in %d request(s), %d new, next %s (%s)%s", source.url,
@@ -72,22 +73,22 @@ def fetch_github(storage: Storage, source: Source, lease: float | None, now: flo
 def _apply_following(storage: Storage, following: Source, read: Read, now: float) -> None:
     """Upsert one github-user source per followed account; disable those no longer followed
     (their entries stay); a renamed account keeps its source and its stars."""
-    catalog, settings = storage.catalog, storage.settings
-    known = catalog.sources_of_collection(GITHUB_COLLECTION)
+    settings = storage.settings
+    known = storage.sources.get_many(set(storage.collections.members(GITHUB_COLLECTION)))
     followed = {}
     for account in read.accounts:
         user = github_user_source(settings, account, now)
         followed[user.source_id] = user
         current = known.get(user.source_id)
         if current is None:
-            if catalog.add_source(user):
-                catalog.join_collection(GITHUB_COLLECTION, user.source_id)
+            if storage.sources.add(user):
+                storage.collections.join(GITHUB_COLLECTION, user.source_id)
         elif not current.enabled or current.login != user.login:
-            catalog.change_source(user.source_id, {"enabled": True, "login": user.login, "title": user.login,
-                                                   "url": user.url})
-    gone = [s for s in known.values() if s.kind == "github-user" and s.enabled and s.source_id not in followed]
+            storage.sources.change(user.source_id, {"enabled": True, "login": user.login, "title": user.login,
+                                                    "url": user.url})
+    gone = [s for s in known.values() if s.kind == Kind.GITHUB_USER and s.enabled and s.source_id not in followed]
     for user in gone:
-        catalog.change_source(user.source_id, {"enabled": False, "reason": "no longer followed"})
+        storage.sources.change(user.source_id, {"enabled": False, "reason": "no longer followed"})
     added = set(followed) - set(known)
     if gone or added:  # an unfollowed account's feed is unpublished; the listings change
         storage.queues.send_render(sorted({t for user in gone for t in targets_for(user)}) + [SOURCES_SUMMARY])
@@ -98,7 +99,7 @@ def _apply_following(storage: Storage, following: Source, read: Read, now: float
 
 def _store_stars(storage: Storage, user: Source, read: Read, lease: float | None, now: float) -> int:
     entries = [star_entry(user.login or "", star, user.source_id, now) for star in read.stars]
-    storage.catalog.store_stars(user, entries, lease)
+    storage.entries.store_stars(user, entries, lease)
     # Every star time known now: on a first sync, seed 000 seeds the EMA with all of their gaps.
     user.publications = sorted(set(user.publications) | {s.starred_epoch for s in read.stars})
     user.entry_count += len(entries)
@@ -115,13 +116,13 @@ def _record(storage: Storage, source: Source, read: Read, new: int, answers: lis
     decision = decide_github(source, verdict.kind, verdict.until, source.publications, new, now, settings, rng)
     apply_decision(source, decision, now, settings)
     if verdict.kind in ("ok", "not-modified"):
-        source.status = "not-modified" if verdict.kind == "not-modified" else "ok"
+        source.status = Status.NOT_MODIFIED if verdict.kind == "not-modified" else Status.OK
         source.last_error, source.last_success_at = None, now
-        if source.kind == "github-user":
+        if source.kind == Kind.GITHUB_USER:
             source.etag = read.etag or source.etag
             source.last_modified = read.last_modified or source.last_modified
     else:
-        source.status, source.last_error = "dead" if decision.dead else "error", verdict.reason
+        source.status, source.last_error = Status.DEAD if decision.dead else Status.ERROR, verdict.reason
 
 
 def _pause_if_limited(storage: Storage, source: Source, verdict: Verdict, exhausted: float | None,
@@ -129,14 +130,14 @@ def _pause_if_limited(storage: Storage, source: Source, verdict: Verdict, exhaus
     """One pause in the hosts table holds every GitHub call, the scheduler's and every fetcher's."""
     host = source.host
     if verdict.kind == "rejected":
-        storage.catalog.pause_host(host, now + REJECTED_PAUSE, verdict.reason or "GitHub token rejected",
+        storage.hosts.pause(host, now + REJECTED_PAUSE, verdict.reason or "GitHub token rejected",
                                    stopped=True)
         log.error("fetcher: %s; all GitHub polling stops until then", verdict.reason)
         storage.queues.send_render(GITHUB_PAGES)  # the index pages show why
     elif verdict.kind == "rate-limited" or exhausted is not None:
         until = verdict.until if verdict.kind == "rate-limited" else exhausted
         reason = verdict.reason or "GitHub rate limit exhausted"
-        storage.catalog.pause_host(host, until, reason)
+        storage.hosts.pause(host, until, reason)
         log.warning("fetcher: %s: every GitHub call waits %ds, until %s", reason, until - now, rfc3339(until))
 
 

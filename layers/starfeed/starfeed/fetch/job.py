@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from copy import deepcopy
 from dataclasses import replace
 
 from starfeed.fetch.github_job import fetch_github
@@ -13,12 +14,11 @@ from starfeed.fetch.headers import freshness
 from starfeed.fetch.http import FetchResult, fetch
 from starfeed.fetch.record import apply_decision, remember_fetch, store_raw
 from starfeed.fetch.stage import StageFailed, describe, stage
-from starfeed.model import FetchOutcome, Source
+from starfeed.model import GITHUB_KINDS, FetchOutcome, Pace, Source, Status
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY, targets_for
 from starfeed.schedule.decide import Decision, decide
-from starfeed.schedule.pace import Pace
 from starfeed.settings import Settings
 from starfeed.store import Storage
 from starfeed.urlpolicy import redact
@@ -32,33 +32,35 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
     disabled, or the message's lease is no longer the source's (a redelivered or stale one).
     Only a failure to read or write the source itself escapes: then the message is retried."""
     now = time.time() if now is None else now
-    source = storage.catalog.get_source(source_id)
+    source = storage.sources.get(source_id)
     if source is None or not source.enabled:
         log.info("fetcher: %s is gone or disabled; skipped", source_id)
         return None
     if lease is not None and source.locked_until != lease:
         log.info("fetcher: %s: this message's lease is not the source's; skipped", source_id)
         return None
-    lease, first_fetch = source.locked_until, source.status == "new"
-    paused = storage.catalog.host_pauses({source.host}, now).get(source.host)
+    lease, first_fetch = source.locked_until, source.status == Status.NEW
+    paused = storage.hosts.paused({source.host}, now).get(source.host)
     if paused is not None:
         # The host asked to be left alone: come back when its pause ends, without fetching.
-        storage.catalog.change_source(source.source_id, {"next_check_at": paused, "locked_until": None,
+        storage.sources.change(source.source_id, {"next_check_at": paused, "locked_until": None,
                                                          "reason": "host-paused"})
         log.info("fetcher: %s: host %s is paused for %ds; not fetched", redact(source.url), source.host,
                  paused - now)
         return None
-    if source.kind.startswith("github-"):
-        return fetch_github(storage, source, lease, now, rng or random.Random())
-    return _fetch_feed(storage, source, lease, first_fetch, now, rng or random.Random())
+    # What the source was when read: its outcome writes only what the fetch changed.
+    before = deepcopy(source)
+    if source.kind in GITHUB_KINDS:
+        return fetch_github(storage, source, before, lease, now, rng or random.Random())
+    return _fetch_feed(storage, source, before, lease, first_fetch, now, rng or random.Random())
 
 
-def _fetch_feed(storage: Storage, source: Source, lease: float | None, first_fetch: bool, now: float,
-                rng: random.Random) -> FetchOutcome:
+def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float | None, first_fetch: bool,
+                now: float, rng: random.Random) -> FetchOutcome:
     """Every stage after the lease is guarded: whatever a feed holds, the source records the
     outcome (a failure with its stage and cause) and its message succeeds."""
     settings = storage.settings
-    previously_failed, listed = source.status == "error", _listing(source)
+    previously_failed, listed = source.status == Status.ERROR, _listing(source)
     result, raw_ref, new = FetchResult(source.url, None), None, []
     try:
         with stage("fetch"):
@@ -71,7 +73,7 @@ def _fetch_feed(storage: Storage, source: Source, lease: float | None, first_fet
             with stage("store"):
                 for entry in ingested.entries:
                     entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
-                stored = storage.catalog.upsert_entries(ingested.entries, now)
+                stored = storage.entries.upsert(ingested.entries, now, source.collections)
                 new = stored.new
                 outcome = replace(outcome, new_entries=len(new), error=stored.error)
             source.title = ingested.title or source.title
@@ -92,9 +94,9 @@ def _fetch_feed(storage: Storage, source: Source, lease: float | None, first_fet
     if result.status == 429 or (result.status == 503 and result.retry_after is not None):
         # Every source on the host waits, not only this one (issue 7: per-host politeness).
         wait = result.retry_after if result.retry_after is not None else (source.next_check_at or now) - now
-        storage.catalog.pause_host(source.host, now + wait, outcome.error or f"HTTP {result.status}")
+        storage.hosts.pause(source.host, now + wait, outcome.error or f"HTTP {result.status}")
     source.entry_count += len(new)
-    if not storage.catalog.finish_fetch(source, lease):
+    if not storage.sources.finish_fetch(source, before, lease):
         log.warning("fetcher: lease on %s was lost; its outcome was not written", redact(source.url))
     elif _listing(source) != listed:
         # A 410 disabled it: its own feed is unpublished and its entries leave the others.
@@ -109,7 +111,7 @@ def _fetch_feed(storage: Storage, source: Source, lease: float | None, first_fet
 def _listing(source: Source) -> tuple:
     """What the views that list every source show of it; they are rebuilt when it changes. A
     healthy feed flips between ok and not-modified all day: that alone is no change."""
-    healthy = source.status in ("ok", "not-modified")
+    healthy = source.status in (Status.OK, Status.NOT_MODIFIED)
     return healthy or source.status, source.title, source.site_url, source.enabled, source.last_error
 
 
@@ -152,16 +154,16 @@ def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref:
     apply_decision(source, decision, now, settings)
     source.last_fetch_at, source.http_status, source.last_error = now, result.status, outcome.error
     if decision.dead:
-        source.status = "dead"  # off the schedule until `starfeed source sync`
+        source.status = Status.DEAD  # off the schedule until `starfeed source sync`
     elif outcome.failed:
-        source.status = "error"
+        source.status = Status.ERROR
     else:
-        source.status = "not-modified" if outcome.not_modified else "ok"
+        source.status = Status.NOT_MODIFIED if outcome.not_modified else Status.OK
         source.last_success_at = now
         etag, last_modified = result.validators
         source.etag, source.last_modified = etag or source.etag, last_modified or source.last_modified
     if result.status == 410:
-        source.enabled, source.status = False, "gone"
+        source.enabled, source.status = False, Status.GONE
         source.last_error = f"{outcome.error}; the source is disabled"
     _follow_permanent_redirect(source, result, now, settings)
     remember_fetch(source, raw_ref, result.status, outcome.error or source.status, now, settings)

@@ -161,11 +161,11 @@ def subscribe_initial_sources(storage: Storage, github_sim: GitHubSim | None = N
                  f" ({folders})" if folders else "")
         for reason in failed:
             log.warning("STARFEED_SOURCES: not subscribed: %s", reason)
-    sources = storage.catalog.list_sources()
+    sources = storage.sources.all()
     if os.environ.get(TOKEN_ENV) and (github_sim is None or not sources):
         # A token (the user's, or the simulation's on a first demo run): follow its follow list.
         following = github_following_source(storage.settings, now)
-        if storage.catalog.add_source(following):
+        if storage.sources.add(following):
             log.info("GitHub: subscribed the follow list of the token's account at %s%s", following.url,
                      " (a simulated GitHub for the demo)" if github_sim else "")
     demo_url = f"http://127.0.0.1:{demo_port}/"

@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from starfeed.model import Entry, Source
+from starfeed.model import Entry, Kind, Source
 from starfeed.parse.feed import parse_feed
 from starfeed.parse.filters import filter_entries
 from starfeed.parse.fit import TITLE_CHARS, fit_entry
@@ -46,7 +46,7 @@ def ingest(body: bytes, url: str, content_type: str | None, source: Source, now:
     them reaches a link starfeed publishes."""
     url = redact(url) or url
     try:
-        ingested = _website(body, url, source, now, settings) if source.kind == "website" else \
+        ingested = _website(body, url, source, now, settings) if source.kind == Kind.WEBSITE else \
             _feed(body, url, content_type, source, now, settings)
     except Exception as exc:  # noqa: BLE001 - a hostile document is the source's failure, not ours
         ingested = Ingested(error=f"parse: {type(exc).__name__}: {exc}")

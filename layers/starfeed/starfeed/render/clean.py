@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from starfeed.model import Entry
+from starfeed.model import Entry, Kind
 from starfeed.parse.text import language_tag, xml_safe
 from starfeed.urlpolicy import WEB_AND_MAIL, redact, safe_link
 
@@ -199,10 +199,10 @@ def origin(source, published_feed: str | None = None) -> Origin:
     starfeed's own feed of the source. A followed GitHub account's site is its profile."""
     seen = shown(source)
     kind = getattr(source, "kind", "feed")
-    subscribable = kind == "feed" and seen.url == text(getattr(source, "url", None), 8192)
+    subscribable = kind == Kind.FEED and seen.url == text(getattr(source, "url", None), 8192)
     site = getattr(source, "site_url", None)
     login = getattr(source, "login", None)
-    if not site and kind == "github-user" and isinstance(login, str):
+    if not site and kind == Kind.GITHUB_USER and isinstance(login, str):
         site = f"{GITHUB_WEB}/{login}"
     feed = link(seen.url if subscribable else published_feed) or link(published_feed)
     return clean_origin(Origin(seen.title, feed, link(site), getattr(source, "language", None)))

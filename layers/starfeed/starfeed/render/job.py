@@ -21,8 +21,8 @@ from starfeed.render.clean import Origin
 from starfeed.render.feeds import FORMATS, FeedMeta, render
 from starfeed.render.html import IndexPage, github_notice, render_index
 from starfeed.schedule.github import TIERS
-from starfeed.serve import summary
-from starfeed.serve.opml import published_opml, subscriptions_opml
+from starfeed.render import summary
+from starfeed.render.opml import published_opml, subscriptions_opml
 from starfeed.sources import GITHUB_COLLECTION as GITHUB
 from starfeed.stats import render_bucket
 from starfeed.store import Storage
@@ -46,8 +46,8 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
     now = time.time() if now is None else now
     report, timings = RenderReport(), Counter()
     # What every page of this run shows, read once: the collections and any GitHub notice.
-    collections = cache(storage.catalog.collections)
-    notice = cache(lambda: github_notice(storage.catalog.host_pause(storage.settings.github_host, now)))
+    collections = cache(storage.collections.counts)
+    notice = cache(lambda: github_notice(storage.hosts.pause_of(storage.settings.github_host, now)))
     wanted = set(targets)
     for target in sorted(wanted - {SOURCES_SUMMARY}):
         try:
@@ -83,13 +83,17 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
     # once (render.choose), so about twice the limit is read to fill the feed after merging, and
     # every item names the source it came from.
     if target == AGGREGATE:
-        entries, sources = _of_published_sources(storage, storage.catalog.recent_entries(None, 2 * limit, now))
+        entries, sources = _of_published_sources(storage, storage.entries.recent(None, 2 * limit, now))
         entries = choose.for_readers(entries, limit)
         meta = mixed(FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base), sources)
         _render_index(storage, meta, "", entries, sources, collections(), notice(), now)
     elif kind == "c":
-        members = storage.catalog.sources_in(name)
-        entries, sources = _of_published_sources(storage, storage.catalog.recent_entries_of(members, 2 * limit))
+        # The collection's own partition of newest entries, not one Query per member; a source
+        # that left keeps its copies there until they expire, and they are not shown.
+        members = storage.collections.members(name)
+        current = set(members)
+        copies = [e for e in storage.collections.recent(name, 2 * limit) if e.feed_id in current]
+        entries, sources = _of_published_sources(storage, copies)
         entries = choose.for_readers(entries, limit)
         if name == GITHUB:
             meta = github_meta(target, len(members), base)
@@ -98,14 +102,14 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
         meta = mixed(meta, sources)
         _render_index(storage, meta, f"c/{name}/", entries, sources, collections(), notice(), now)
     elif kind == "s":
-        source = storage.catalog.get_source(name)
+        source = storage.sources.get(name)
         if source is None or not source.enabled:
             # Unsubscribed means unpublished: the api must not keep serving the last render.
             storage.blobs.delete_feeds([f"{target}.{extension}" for extension, _ in FORMATS.values()])
             log.info("renderer: %s unpublished: its source is %s", target,
                      "removed" if source is None else "disabled")
             return "unpublished"
-        entries = choose.newest_first(storage.catalog.recent_entries(source.source_id, limit, now))
+        entries = choose.newest_first(storage.entries.recent(source.source_id, limit, now))
         shown = clean.shown(source)
         # Its site, if the feed names a safe one; else the feed we publish for it.
         home = clean.link(source.site_url) or f"{base.rstrip('/')}/{target}"
@@ -127,7 +131,7 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
 def _of_published_sources(storage: Storage, entries: list[Entry]) -> tuple[list[Entry], dict[str, Source]]:
     """A removed or disabled source's entries stay stored (until their TTL, or until it is
     enabled again); they leave the feeds at once. Only the sources these entries name are read."""
-    found = storage.catalog.get_sources({e.feed_id for e in entries})
+    found = storage.sources.get_many({e.feed_id for e in entries})
     sources = {i: s for i, s in found.items() if s.enabled}
     return [e for e in entries if e.feed_id in sources], sources
 
@@ -177,7 +181,7 @@ def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[E
 
 def render_sources_summary(storage: Storage, now: float, collections: dict[str, int]) -> None:
     """One Scan of the sources for every view that lists them; the api reads these objects."""
-    sources = storage.catalog.list_sources()
+    sources = storage.sources.all()
     put = storage.blobs.put_feed
     put(summary.PUBLISHED_OPML, published_opml(storage.settings.public_url, sources, collections, now),
         summary.OPML_TYPE, rendered_at=now)

@@ -11,13 +11,9 @@ import math
 import random
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
-from starfeed.model import FetchOutcome, Source
+from starfeed.model import FetchOutcome, Pace, Source
 from starfeed.settings import Settings
-
-if TYPE_CHECKING:
-    from starfeed.schedule.pace import Pace  # pace.py builds on this module's rates
 
 UP_FACTOR = 1.25
 DOWN_FACTOR = 0.75
@@ -51,13 +47,12 @@ def decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float
     """pace: the population's, which the scheduler steps hourly (schedule/pace.py); before its
     first step, the settings' starting values."""
     hours = _count_hours(source, outcome.publications)
-    active = ((pace.horizon, pace.active_per_day) if pace
-              else (settings.active_max_wait, settings.active_min_posts_per_day))
-    return replace(_decide(source, outcome, settings, now, rng, hours, active), hour_counts=hours)
+    return replace(_decide(source, outcome, settings, now, rng, hours, pace or settings.initial_pace()),
+                   hour_counts=hours)
 
 
 def _decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float,
-            rng: random.Random, hours: tuple[int, ...], active: tuple[float, float]) -> Decision:
+            rng: random.Random, hours: tuple[int, ...], pace: Pace) -> Decision:
     before = float(source.interval or settings.default_interval)
     low, high = _bounds(source, settings)
     publications = _merge(source.publications, outcome.publications)
@@ -80,7 +75,7 @@ def _decide(source: Source, outcome: FetchOutcome, settings: Settings, now: floa
 
     if settings.interval_model == "rhythm":
         interval = _clamp(rhythm_wait(publications, hours, now, settings.sqrt_scale, high,
-                                      *active), low, high)
+                                      pace.horizon, pace.active_per_day), low, high)
         reason = "rhythm"
     elif outcome.not_modified:
         interval, reason = before * UP_FACTOR, "not-modified"

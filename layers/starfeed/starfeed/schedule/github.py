@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from starfeed.model import Source
+from starfeed.model import Kind, Source
 from starfeed.schedule.decide import HISTORY, Decision
 from starfeed.settings import Settings
 
@@ -61,7 +61,7 @@ def decide_github(source: Source, verdict: str, until: float | None, star_times:
     interval, hours = source.interval, tuple(source.hour_counts)
     keep = dict(ewma=source.ewma_interarrival, publications=tuple(source.publications), hour_counts=hours)
     if verdict in ("ok", "not-modified"):
-        if source.kind == "github-following":
+        if source.kind == Kind.GITHUB_FOLLOWING:
             decision = Decision(settings.github_following_interval, now + settings.github_following_interval,
                                 "follow list: daily", 0, **keep)
         else:

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass
-
+from starfeed.model import Pace
 from starfeed.schedule.decide import WEEK, posting_rate
 from starfeed.settings import Settings
 
@@ -24,17 +23,6 @@ DAY = 86400
 TAIL = 0.05  # the p95
 EVERY = 3600  # seconds between the scheduler's steps of the pace
 SMOOTHING = 1 / 24  # weight of each step's new estimate: the reference moves over about a day
-
-
-@dataclass(frozen=True)
-class Pace:
-    horizon: float  # seconds an active source waits at most beyond its quiet hours
-    active_per_day: float  # posts a day from which a source counts as active
-    reference: float = 0.0  # the entry-frequency rule's p95 delay on these sources (smoothed), seconds
-
-    @classmethod
-    def initial(cls, settings: Settings) -> Pace:
-        return cls(float(settings.active_max_wait), settings.active_min_posts_per_day)
 
 
 def next_pace(pace: Pace, publications: list[list[float]], settings: Settings, now: float) -> Pace:

@@ -7,7 +7,8 @@ import zlib
 from dataclasses import dataclass
 
 from starfeed.model import Source
-from starfeed.schedule.pace import EVERY as PACE_EVERY, Pace, next_pace
+from starfeed.model import Pace
+from starfeed.schedule.pace import EVERY as PACE_EVERY, next_pace
 from starfeed.settings import Settings
 
 from starfeed.store import Storage
@@ -34,7 +35,7 @@ def message_group(source: Source, settings: Settings) -> str:
 
 def _lease(storage: Storage, source_id: str, now: float) -> Source | None:
     try:
-        return storage.catalog.take_lease(source_id, now)
+        return storage.sources.take_lease(source_id, now)
     except (TypeError, ValueError, KeyError) as exc:
         # One unreadable item must not stop the run for every other source.
         log.warning("scheduler: %s could not be read (%s); skipped this run", source_id, exc)
@@ -42,14 +43,14 @@ def _lease(storage: Storage, source_id: str, now: float) -> Source | None:
 
 
 def run_tick(storage: Storage, now: float) -> TickReport:
-    due = storage.catalog.due_source_ids(now)
+    due = storage.sources.due_ids(now)
     leased = [source for source in (_lease(storage, i, now) for i in due) if source]
     # One read of the host pauses a run: a paused host's sources wait for its pause to end.
-    pauses = storage.catalog.host_pauses({s.host for s in leased}, now)
+    pauses = storage.hosts.paused({s.host for s in leased}, now)
     messages = []
     for source in leased:
         if source.host in pauses:
-            storage.catalog.change_source(source.source_id, {
+            storage.sources.change(source.source_id, {
                 "next_check_at": pauses[source.host], "locked_until": None, "reason": "host-paused"})
             continue
         messages.append(FetchMessage(source.source_id, source.next_check_at or now,
@@ -69,8 +70,8 @@ def update_pace(storage: Storage, now: float) -> Pace | None:
     if stored and now - stored[1] < PACE_EVERY:
         return None
     settings = storage.settings
-    pace = next_pace(stored[0] if stored else Pace.initial(settings),
-                     storage.catalog.scheduled_publications(), settings, now)
+    pace = next_pace(stored[0] if stored else settings.initial_pace(),
+                     storage.sources.scheduled_publications(), settings, now)
     if not storage.pace.save(pace, now, stored[1] if stored else None):
         return None  # another run stepped it first
     log.info("scheduler: pace: active sources wait at most %.1f h beyond their quiet hours; active from"

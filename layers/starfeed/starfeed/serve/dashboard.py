@@ -1,6 +1,6 @@
 """The statistics dashboard (seed 001): inline SVG charts, no JavaScript, nothing secret and no
 reader addresses. Pure: it renders what it is given. The sources come from the renderer's
-summary (serve/summary.py), already redacted, never from a Scan per request."""
+summary (render/summary.py), already redacted, never from a Scan per request."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import time
 from collections import Counter
 from html import escape
 
-from starfeed.serve.summary import SourceRow
+from starfeed.model import Status
+from starfeed.render.summary import SourceRow
 from starfeed.stats import percentile_ms
 
 FORMAT_NAMES = {"rss": "RSS", "atom": "Atom", "json": "JSON Feed", "html": "HTML", "opml": "OPML"}
@@ -63,7 +64,7 @@ def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list
         render_rows.append(f"<tr><td>{FORMAT_NAMES[fmt]}</td><td>{sum(histogram.values())}</td>"
                            + "".join(f"<td>{'–' if c is None else f'≤ {c:g} ms'}</td>" for c in cells) + "</tr>")
     errors = sorted((s for s in sources if s.last_error), key=lambda s: s.last_fetch_at or 0, reverse=True)[:10]
-    unhealthy_first = sorted(sources, key=lambda s: (-s.consecutive_failures, s.status == "ok", s.title))
+    unhealthy_first = sorted(sources, key=lambda s: (-s.consecutive_failures, s.status == Status.OK, s.title))
     as_of = (f"sources as of {_utc(sources_at)}" if sources_at
              else "sources not summarized yet")
     hit_rate = f"{100 * hits / (hits + misses):.1f}%" if hits + misses else "–"
@@ -75,7 +76,7 @@ def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list
 <div class="cards"><div class="card">Requests<b>{requests}</b></div>
 <div class="card">Cache hit rate<b>{hit_rate}</b></div>
 <div class="card">Sources<b>{len(sources)}</b></div>
-<div class="card">Failing sources<b>{sum(1 for s in sources if s.status in ('error', 'gone'))}</b></div>
+<div class="card">Failing sources<b>{sum(1 for s in sources if s.status in (Status.ERROR, Status.GONE))}</b></div>
 <div class="card">This instance's cache<b>{cache.get('entries', 0)} objects</b><span class="muted">{cache.get('hits', 0)} hits · {cache.get('misses', 0)} misses · {cache.get('evictions', 0)} evictions</span></div></div>
 <h2>Requests by format</h2>{bar_chart(by_format)}
 <h2>Requests per day</h2>{bar_chart(per_day)}
@@ -98,7 +99,7 @@ def _errors(sources: list[SourceRow], now: float) -> str:
 
 def _source_row(source: SourceRow, now: float) -> str:
     status = escape(source.status if source.enabled else "disabled")
-    css = ' class="bad"' if source.status in ("error", "gone") else ""
+    css = ' class="bad"' if source.status in (Status.ERROR, Status.GONE) else ""
     ewma = source.ewma_interarrival
     return (f"<tr><td>{escape(source.title)}</td><td{css}>{status}"
             f"{f' ({source.http_status})' if source.http_status else ''}</td>"

@@ -1,9 +1,11 @@
-"""The storage layer: every call to DynamoDB, S3 and SQS lives in this package."""
+"""The storage layer: every call to DynamoDB, S3 and SQS lives in this package, one module per
+entity (sources, entries, collections, hosts, counters, the pace, blobs, queues, secrets)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import boto3
 from botocore.config import Config
@@ -14,12 +16,12 @@ from starfeed.store.counters import Counters
 from starfeed.store.queues import Queues
 from starfeed.store.secrets import Secrets
 
-# DynamoDB's limits (developer guide, "Service, account, and table quotas"): an item is at most
-# 400 KB; a sort key (entry_uid, and sort_key = "<time>#<entry_uid>") 1,024 bytes; a partition
-# key, canonical_link in the ByLink index and url in ByUrl included, 2,048 bytes.
-ITEM_BYTES = 400 * 1024
-SORT_KEY_BYTES = 1024
-PARTITION_KEY_BYTES = 2048
+if TYPE_CHECKING:  # loaded on first use, below
+    from starfeed.store.collections import Collections
+    from starfeed.store.entries import Entries
+    from starfeed.store.hosts import Hosts
+    from starfeed.store.pace import PaceStore
+    from starfeed.store.sources import Sources
 
 
 @dataclass
@@ -32,11 +34,35 @@ class Storage:
                             config=Config(retries={"mode": "standard"}))
 
     @cached_property
-    def catalog(self) -> "Catalog":
+    def records(self):
         # PynamoDB loads on first use: the api function answers feeds without it, cold starts faster.
-        from starfeed.store.dynamo import Catalog
+        from starfeed.store.records import build_records
 
-        return Catalog(self.settings)
+        return build_records(self.settings)
+
+    @cached_property
+    def sources(self) -> "Sources":
+        from starfeed.store.sources import Sources
+
+        return Sources(self.records, self.settings)
+
+    @cached_property
+    def entries(self) -> "Entries":
+        from starfeed.store.entries import Entries
+
+        return Entries(self.records, self.settings)
+
+    @cached_property
+    def collections(self) -> "Collections":
+        from starfeed.store.collections import Collections
+
+        return Collections(self.records, self.settings)
+
+    @cached_property
+    def hosts(self) -> "Hosts":
+        from starfeed.store.hosts import Hosts
+
+        return Hosts(self.records)
 
     @cached_property
     def blobs(self) -> Blobs:

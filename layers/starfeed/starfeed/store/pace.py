@@ -1,12 +1,12 @@
-"""The scheduler's pace (schedule/pace.py): one item in the stats table, beside the daily
-counters, written by the scheduler once an hour and read by every fetcher."""
+"""The population's pace (model.Pace, stepped by schedule/pace.py): one item in the stats table,
+beside the daily counters, written by the scheduler once an hour and read by every fetcher."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import asdict, fields
 
-from starfeed.schedule.pace import Pace
+from starfeed.model import Pace
 from starfeed.settings import Settings
 
 PACE_KEY = "pace"  # the item's key in the stats table, whose other items are days
@@ -50,5 +50,5 @@ class PaceStore:
         now = self._clock()
         if self._cached is None or now - self._cached[0] >= CACHE_SECONDS:
             stored = self.load()
-            self._cached = (now, stored[0] if stored else Pace.initial(self._settings))
+            self._cached = (now, stored[0] if stored else self._settings.initial_pace())
         return self._cached[1]

@@ -24,9 +24,9 @@ import re
 import xml.etree.ElementTree as ET
 
 from starfeed.formats import FORMATS, TITLES
-from starfeed.model import Source
+from starfeed.model import Kind, Source
 from starfeed.render import clean
-from starfeed.serve.summary import publishable
+from starfeed.render.summary import publishable
 
 GITHUB = "github"  # sources.GITHUB_COLLECTION (not imported: the api function stays light)
 GITHUB_TITLE = "GitHub Followings Stars"  # seed 000's channel title (render/job.github_meta)
@@ -87,13 +87,13 @@ def subscriptions_opml(sources: list[Source], now: float, base: str) -> bytes:
     folders: dict[str, dict[str, dict]] = {}  # collection -> xmlUrl -> attributes
     github = False
     for source in sources:
-        if not source.enabled or source.kind == "github-following":
+        if not source.enabled or source.kind == Kind.GITHUB_FOLLOWING:
             continue  # unsubscribed means unpublished, here too; the follow list has no feed
-        if source.kind == "github-user":
+        if source.kind == Kind.GITHUB_USER:
             github = github or publishable(source)  # its stars are in starfeed's GitHub feed
             continue
         shown = clean.shown(source)
-        if source.kind == "website":
+        if source.kind == Kind.WEBSITE:
             if not publishable(source):
                 continue  # its feed is built by its first fetch
             xml_url = f"{base}/s/{source.source_id}/feed.xml"

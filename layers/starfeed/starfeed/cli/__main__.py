@@ -1,0 +1,5 @@
+import sys
+
+from starfeed.cli import main
+
+sys.exit(main())

@@ -1,0 +1,72 @@
+"""What every command group shares: the stack to talk to, errors in one line, and how times,
+spans and long text are printed."""
+
+from __future__ import annotations
+
+import argparse
+
+from starfeed import deployment
+from starfeed.store import Storage
+
+
+class CliError(Exception):
+    pass
+
+
+def connect(stack_name: str | None) -> Storage:
+    try:
+        return deployment.connect(stack_name)
+    except deployment.NoStack as exc:
+        raise CliError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - one line: which stack, and why
+        if not stack_name:
+            raise
+        raise CliError(f"cannot read the stack {stack_name}: {describe(exc)}") from None
+
+
+def describe(exc: Exception) -> str:
+    """An unexpected failure in one line: AWS's own words where it spoke, else the exception's."""
+    cause = getattr(exc, "cause", None) or exc.__cause__ or exc  # PynamoDB wraps botocore's errors
+    name = type(cause).__name__
+    text = " ".join(str(cause).split())[:300]
+    if name in ("EndpointConnectionError", "ConnectionClosedError", "ConnectTimeoutError"):
+        return (f"cannot reach the stack's AWS endpoint ({text}): is `make run` still running? "
+                "For a deployed stack, check --stack NAME and your network")
+    if name in ("NoCredentialsError", "PartialCredentialsError"):
+        return "no AWS credentials: configure them (aws configure, AWS_PROFILE) to manage a deployed stack"
+    if name == "ClientError" or "ResourceNotFound" in text:
+        return f"AWS refused the request: {text}; check --stack NAME and your AWS credentials"
+    return f"unexpected {name}: {text} (STARFEED_DEBUG=1 shows where)"
+
+
+def count(text: str) -> int:
+    """An argparse type: a number of entries, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a number of entries, 0 or more: {text!r}")
+    return value
+
+
+def clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def ago(epoch: float | None, now: float) -> str:
+    return "never" if epoch is None else span(now - epoch) + " ago"
+
+
+def until(epoch: float | None, now: float) -> str:
+    if epoch is None:
+        return "not scheduled"
+    return "due now" if epoch <= now else "in " + span(epoch - now)
+
+
+def span(seconds: float) -> str:
+    seconds = int(max(0, seconds))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"

@@ -1,0 +1,41 @@
+"""starfeed inspect: fetch and parse a feed as the fetcher would, storing nothing."""
+
+from __future__ import annotations
+
+import sys
+
+from starfeed.cli.common import clip, count
+from starfeed.deployment import fetch_settings
+
+
+def add_commands(commands) -> None:
+    inspect = commands.add_parser("inspect", help="fetch and parse a feed as the fetcher would, "
+                                  "storing nothing")
+    inspect.add_argument("target", metavar="URL|FILE")
+    inspect.add_argument("--json", action="store_true",
+                         help="one JSON object per entry on stdout; the summary on stderr")
+    inspect.add_argument("--website", action="store_true", help="read it as a website source")
+    inspect.add_argument("--all", action="store_true",
+                         help="every parsed entry, without the filters a new source applies")
+    inspect.add_argument("--backfill", type=count, default=0, metavar="N",
+                         help="as for a new source added with --backfill N")
+    inspect.set_defaults(action=_inspect)
+
+
+def _inspect(args) -> int:
+    from starfeed.inspect import entry_lines, inspect, summary_lines
+
+    inspection = inspect(args.target, fetch_settings(args.stack), website=args.website,
+                         unfiltered=args.all, backfill=args.backfill)
+    if inspection.error:
+        print(f"starfeed: {args.target}: {inspection.error}", file=sys.stderr)
+        return 1
+    if args.json:
+        for line in entry_lines(inspection):
+            print(line)
+    else:
+        for entry in inspection.ingested.entries:
+            print(f"{entry.sort_time}  {clip(entry.title or '(untitled)', 60)}  {entry.canonical_link or ''}")
+    for line in summary_lines(inspection):
+        print(line, file=sys.stderr)
+    return 0

@@ -1,0 +1,326 @@
+"""starfeed source add | list | show | sync | enable | disable | polling | policy | remove."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+
+from starfeed import subscribe
+from starfeed.cli.common import CliError, ago, clip, connect, count, span, until
+from starfeed.model import GITHUB_KINDS, Kind, Status
+from starfeed.schedule.github import tier_of
+from starfeed.sources import BadSource, add_source, new_source, subscribed
+from starfeed.subscribe import Refused
+
+
+def add_commands(commands) -> None:
+    source = commands.add_parser("source", help="manage sources").add_subparsers(dest="verb", required=True)
+    add = source.add_parser("add", help="subscribe to a feed URL (checked once first)",
+                            description="Subscribe to a feed. The URL is fetched once first, as the "
+                            "first fetch will be: the reply says its format, title and entries, and "
+                            "how many the first fetch keeps (seed 002 leaves out what was published "
+                            "before you subscribed, and anything older than 7 days). A URL that "
+                            "cannot be read is not subscribed.")
+    add.add_argument("url")
+    add.add_argument("--collection", action="append", help="put the source in a collection (repeatable)")
+    add.add_argument("--backfill", type=count, default=0, metavar="N",
+                     help="keep the newest N entries of the first fetch whatever their dates "
+                          "(default 0: seed 002's filters alone)")
+    add.add_argument("--no-check", action="store_true",
+                     help="subscribe without fetching first (no check, no feed discovery on an HTML page)")
+    add.add_argument("--pick", type=int, metavar="N", nargs="?", const=0,
+                     help="for an HTML page: list the feeds it announces (no N), or take the Nth")
+    add.add_argument("--website", action="store_true",
+                     help="follow the page's main article instead of a feed (seed 002)")
+    add.add_argument("--enforce-domain", action="store_true",
+                     help="drop items that link off the feed's host (seed 004; off by default)")
+    add.set_defaults(action=_add)
+    listing = source.add_parser("list", help="every source: state, next check, entries (100 columns)")
+    shape = listing.add_mutually_exclusive_group()
+    shape.add_argument("--wide", action="store_true",
+                       help="every column: URL, interval, tier, the scheduler's reason, failures, "
+                            "the full last error, and the full pace")
+    shape.add_argument("--json", action="store_true", help="every field, as one JSON array")
+    listing.set_defaults(action=_list)
+    show = source.add_parser("show", help="everything about one source: its full last error, "
+                             "what the filters dropped, its recent fetches")
+    show.add_argument("id")
+    show.set_defaults(action=_show)
+    sync = source.add_parser("sync", help="fetch now: clear the error and the lease (not when disabled)")
+    sync.add_argument("id")
+    sync.set_defaults(action=_sync)
+    for verb, text in (("enable", "fetch and serve it again"), ("disable", "stop fetching and serving it")):
+        toggle = source.add_parser(verb, help=text)
+        toggle.add_argument("id")
+        toggle.set_defaults(action=_set)
+    polling = source.add_parser("polling", help="off: the next fetch is the last (seed 004)")
+    polling.add_argument("id")
+    polling.add_argument("value", choices=("on", "off"))
+    polling.set_defaults(action=_set)
+    policy = source.add_parser("policy", help="on failure: backoff (default) or one-strike")
+    policy.add_argument("id")
+    policy.add_argument("value", choices=("backoff", "one-strike"))
+    policy.set_defaults(action=_set)
+    remove = source.add_parser("remove", help="unsubscribe")
+    remove.add_argument("id")
+    remove.set_defaults(action=_remove)
+
+
+def _add(args) -> None:
+    kind = Kind.WEBSITE if args.website else Kind.FEED
+    try:  # a URL starfeed cannot take is refused before anything is fetched
+        new_source(args.url, 0, args.collection, kind=kind, backfill=args.backfill)
+    except BadSource as exc:
+        raise CliError(str(exc)) from None
+    storage = connect(args.stack)
+    existing = subscribed(storage, [args.url]).get(args.url.strip())
+    if existing is not None:
+        print(f"already subscribed: {existing.source_id} {existing.url}")
+        return
+    inspection, url = None, args.url
+    if not args.no_check:
+        try:
+            checked = subscribe.check(args.url, storage.settings, args.pick, website=args.website,
+                                      backfill=args.backfill)
+        except Refused as exc:
+            raise CliError(str(exc)) from None
+        for n, feed in enumerate(checked.feeds, start=1) if args.pick == 0 or checked.picked_first else ():
+            print(f"{n}. {feed.kind:4} {feed.url}" + (f"  ({feed.title})" if feed.title else ""))
+        if checked.inspection is None:
+            return  # --pick alone: the page's feeds are listed, nothing is subscribed
+        if checked.picked_first:
+            print(f"subscribing to the first; choose another with --pick N (1-{len(checked.feeds)})")
+        url, inspection = checked.url, checked.inspection
+    try:
+        source, created = add_source(storage, url, time.time(), args.collection, kind=kind,
+                                     enforce_feed_domain=args.enforce_domain, backfill=args.backfill)
+    except BadSource as exc:
+        raise CliError(str(exc)) from None
+    if not created:
+        print(f"already subscribed: {source.source_id} {source.url}")
+        return
+    print(f"added {source.source_id} {source.url}")
+    subscribe.request_renders(storage)
+    if inspection is not None:
+        from starfeed.inspect import first_fetch, found
+
+        print(f"found: {found(inspection)}")
+        print(f"first fetch: {first_fetch(inspection, args.backfill)}")
+    print("due now: the next scheduler run fetches it" + (" (not checked: --no-check)" if args.no_check else ""))
+
+
+LIST_WIDTH = 100  # `source list` fits a 100-column terminal; --wide shows every column
+
+
+def _list(args) -> None:
+    storage = connect(args.stack)
+    sources = storage.sources.all()
+    if args.json:
+        from dataclasses import asdict
+
+        print(json.dumps([asdict(s) for s in sources], indent=1))
+        return
+    now = time.time()
+    # Feeds first, then the GitHub follow list and its accounts; each group as subscribed.
+    sources.sort(key=lambda s: (s.kind in GITHUB_KINDS, s.kind != Kind.GITHUB_FOLLOWING, s.created_at))
+    (_wide_list if args.wide else _plain_list)(storage, sources, now)
+
+
+def _plain_list(storage, sources: list, now: float) -> None:
+    """At most LIST_WIDTH columns, in words: what each source is, whether it works, when it is
+    next checked, and what it holds; then why the failing ones fail, in full."""
+    import textwrap
+
+    header = ("ID", "STATE", "NEXT", "ENTRIES", "DROPPED", "TITLE")
+    rows = [(s.source_id, clip(_state(s), 28), _next(s, now), f"{s.entry_count:,}",
+             f"{sum(s.last_dropped.values()):,}" if s.last_dropped else "-", _name(s)) for s in sources]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
+    title_width = max(10, LIST_WIDTH - sum(widths) - 2 * 5)
+    right = {2, 3, 4}  # numbers and times align right
+    for row in [header, *rows]:
+        cells = [cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))]
+        print("  ".join([*cells, clip(row[5], title_width)]).rstrip())
+    if not rows:
+        print("(no sources: add one with `starfeed source add URL`)")
+    print()
+    failing: dict[str, list[str]] = {}
+    for s in sources:
+        if s.enabled and s.last_error and s.status in (Status.ERROR, Status.DEAD):
+            failing.setdefault(s.last_error, []).append(s.source_id)
+    if failing:
+        print("why they fail (`starfeed source show ID` for one source's history):")
+        for error, ids in failing.items():
+            named = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+            print(f"  {named}:")
+            for line in textwrap.wrap(error, LIST_WIDTH - 4, break_on_hyphens=False):
+                print(f"    {line}")
+    if any(s.last_dropped for s in sources):
+        print(textwrap.fill(
+            f"DROPPED: entries the last fetch left out by seed 002's filters (older than "
+            f"{storage.settings.max_article_age_days} days, or, on a first fetch, published before you "
+            "subscribed); `source show ID` says which. `source add --backfill N` keeps a new "
+            "source's newest N.", LIST_WIDTH))
+    print(_totals(sources))
+    print(_pace_short(storage.pace.load(), now))
+
+
+def _wide_list(storage, sources: list, now: float) -> None:
+    """Every column, as wide as it takes, and the full pace."""
+    rows = [("ID", "URL", "TITLE", "STATUS", "INTERVAL", "TIER", "LAST FETCH", "NEXT CHECK", "REASON",
+             "FAILURES", "ENTRIES", "DROPPED", "LAST ERROR")]
+    for s in sources:
+        status = s.status if s.enabled else "disabled"
+        dropped = "; ".join(f"{n} {why}" for why, n in s.last_dropped.items()) or "-"
+        rows.append((s.source_id, s.url, clip(s.title or "-", 40), status,
+                     span(s.interval) if s.interval else "-", _tier(s),
+                     ago(s.last_fetch_at, now), until(s.next_check_at, now), s.reason or "-",
+                     str(s.consecutive_failures), str(s.entry_count), dropped, s.last_error or "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+    if len(rows) == 1:
+        print("(no sources: add one with `starfeed source add URL`)")
+    print(_pace_line(storage.pace.load(), now))
+
+
+def _state(source) -> str:
+    """A source's state in words: ok, no change, new, disabled, failing: <why>, stopped: <why>."""
+    if not source.enabled:
+        return "gone (410): disabled" if source.status == Status.GONE else "disabled"
+    if source.status in (Status.ERROR, Status.DEAD):
+        why = _short_error(source.last_error)
+        return ("failing" if source.status == Status.ERROR else "stopped") + (f": {why}" if why else "")
+    if not source.polling:
+        return "polling off"
+    return {"ok": "ok", "not-modified": "no change", "new": "new: not fetched yet"}.get(source.status, source.status)
+
+
+_STAGES = ("fetch", "store raw", "parse", "store", "render request")
+
+
+def _short_error(error: str | None) -> str:
+    """The first words of an error: "404 Not Found", "could not connect", "parse error"."""
+    if not error:
+        return ""
+    head = error.split(": ", 1)[0].split("; ", 1)[0].strip()
+    return f"{head} error" if head in _STAGES else head
+
+
+def _next(source, now: float) -> str:
+    at = source.next_check_at
+    if at is None or not source.enabled:
+        return "-"
+    return "now" if at <= now else "in " + span(at - now)
+
+
+def _name(source) -> str:
+    """The title, else the URL without its scheme; a GitHub account says so."""
+    if source.kind == Kind.GITHUB_USER:
+        return f"{source.login or source.title} (GitHub stars)"
+    if source.title:
+        return source.title
+    return source.url.split("://", 1)[-1]
+
+
+def _totals(sources: list) -> str:
+    states = Counter("disabled" if not s.enabled else "failing" if s.status in (Status.ERROR, Status.DEAD)
+                     else "new" if s.status == Status.NEW else "ok" for s in sources)
+    parts = [f"{states[k]} {k}" for k in ("ok", "new", "failing", "disabled") if states[k]]
+    return (f"{len(sources)} source{'s' if len(sources) != 1 else ''}" + (f" ({', '.join(parts)})" if parts else "")
+            + f"; {sum(s.entry_count for s in sources):,} entries stored")
+
+
+def _pace_short(stored, now: float) -> str:
+    if stored is None:
+        return "pace: not set yet (the scheduler sets it hourly; --wide has the details)"
+    pace, at = stored
+    return (f"pace: a source posting {pace.active_per_day:.2f}+ times a day waits at most {span(pace.horizon)}"
+            f" beyond its quiet hours (set {ago(at, now)})")
+
+
+def _pace_line(stored, now: float) -> str:
+    if stored is None:
+        return "pace: not computed yet (the scheduler steps it hourly)"
+    pace, at = stored
+    return (f"pace: an active source waits at most {span(pace.horizon)} beyond its quiet hours; active from"
+            f" {pace.active_per_day:.2f} posts a day; the entry-frequency rule's p95 delay here"
+            f" {span(pace.reference)}; stepped {ago(at, now)}")
+
+
+def _show(args) -> None:
+    """Everything about one source, the full last error and its recent fetches included."""
+    storage = connect(args.stack)
+    s = storage.sources.get(args.id)
+    if s is None:
+        raise CliError(f"no source with id {args.id}: see `starfeed source list`")
+    now = time.time()
+
+    def when(epoch):
+        if not isinstance(epoch, (int, float)):
+            return str(epoch or "-")  # the fetch history keeps RFC 3339 times
+        return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch)) + \
+            f" ({ago(epoch, now) if epoch <= now else until(epoch, now)})"
+
+    lines = [("id", s.source_id), ("url", s.url), ("title", s.title or "-"), ("kind", s.kind),
+             ("site", s.site_url or "-"), ("collections", ", ".join(s.collections) or "-"),
+             ("state", _state(s)), ("status", f"{s.status}" + (f", HTTP {s.http_status}" if s.http_status else "")),
+             ("last error", s.last_error or "-"), ("failures", str(s.consecutive_failures)),
+             ("subscribed", when(s.created_at)), ("last fetch", when(s.last_fetch_at)),
+             ("last success", when(s.last_success_at)), ("next check", when(s.next_check_at)),
+             ("interval", (span(s.interval) if s.interval else "-") + (f" ({s.reason})" if s.reason else "")),
+             ("tier", _tier(s)), ("policy", s.policy), ("polling", "on" if s.polling else "off"),
+             ("enabled", "yes" if s.enabled else "no"), ("entries", f"{s.entry_count:,} stored"),
+             ("backfill", f"the first fetch kept the newest {s.backfill}" if s.backfill else "-"),
+             ("enforce domain", "yes" if s.enforce_feed_domain else "no")]
+    for why, n in s.last_dropped.items():
+        lines.append(("dropped", f"{n} {why} (last fetch)"))
+    for fetch in s.fetch_history[:5]:
+        lines.append(("fetched", f"{when(fetch.get('at'))}: {fetch.get('status') or 'no response'}, "
+                                 f"{fetch.get('outcome') or '-'}"))
+    for change in s.url_changes:
+        lines.append(("moved", f"{change.get('from')} -> {change.get('to')} ({when(change.get('at'))})"))
+    for key, value in lines:
+        print(f"{key + ':':16}{value}")
+
+
+def _tier(source) -> str:
+    """A GitHub account's tier is seed 000's label (low until three stars); a feed's follows its
+    interval; the follow list has none."""
+    if source.kind == Kind.GITHUB_FOLLOWING or not (source.tier or source.interval):
+        return "-"
+    return source.tier or tier_of(source.interval / 60)
+
+
+def _sync(args) -> None:
+    storage = connect(args.stack)
+    try:
+        subscribe.sync(storage, args.id, time.time())
+    except Refused as exc:
+        raise CliError(str(exc)) from None
+    print(f"{args.id} is due now: the next scheduler run fetches it")
+
+
+def _set(args) -> None:
+    value = getattr(args, "value", None)
+    field, value, said = {
+        "enable": ("enabled", True, "enabled (its schedule is as it was)"),
+        "disable": ("enabled", False, "disabled: never fetched, its feed answers 403 now, and its "
+                                      "entries leave the other feeds at the next render"),
+        "polling": ("polling", value == "on", f"polling {value}"),
+        "policy": ("policy", value, f"failure policy {value}"),
+    }[args.verb]
+    try:
+        subscribe.set_field(connect(args.stack), args.id, field, value)
+    except Refused as exc:
+        raise CliError(str(exc)) from None
+    print(f"{args.id}: {said}")
+
+
+def _remove(args) -> None:
+    try:
+        subscribe.remove(connect(args.stack), args.id)
+    except Refused as exc:
+        raise CliError(str(exc)) from None
+    print(f"removed {args.id}: its feed answers 404 now, and its entries leave the other feeds at the "
+          "next render (they expire from the store with their TTL)")

@@ -1,0 +1,64 @@
+"""The GitHub follow list as a person manages it (seed 000): resume polling after a token is
+stored or a sync is asked for, and the state `starfeed github status` shows."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from starfeed.model import GITHUB_KINDS, Kind, Source
+from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES, github_following_source
+from starfeed.store import Storage
+
+HELD = "github-token-rejected"  # the reason a refused token leaves on every GitHub source
+
+
+@dataclass
+class Resumed:
+    lifted_stop: bool  # polling had stopped (a refused token) and resumes
+    added: Source | None  # the follow list, subscribed for the first time
+
+
+def resume(storage: Storage, now: float) -> Resumed:
+    """Lift a stop, and make the follow list due now (creating its source the first time), with
+    every account the stop held."""
+    host = storage.settings.github_host
+    pause = storage.hosts.pause_of(host, now)
+    held = {HELD}
+    lifted = bool(pause and pause["stopped"])
+    if lifted:
+        storage.hosts.clear_pause(host)
+        held.add("host-paused")
+        if storage.settings.render_queue_url:
+            storage.queues.send_render(GITHUB_PAGES)  # the pages stop saying it stopped
+    following = github_following_source(storage.settings, now)
+    added = following if storage.sources.add(following) else None
+    users = storage.sources.get_many(set(storage.collections.members(GITHUB_COLLECTION))).values()
+    for source in [storage.sources.get(following.source_id), *users]:
+        if source and (source.kind == Kind.GITHUB_FOLLOWING or source.reason in held):
+            storage.sources.change(source.source_id, {"next_check_at": now, "locked_until": None,
+                                                      "last_error": None}, require_enabled=True)
+    return Resumed(lifted, added)
+
+
+@dataclass
+class GitHubState:
+    rate_limit: dict | None  # {limit, remaining, reset, at}, as GitHub last said
+    pause: dict | None  # {until, reason, stopped} while paused
+    following: Source | None
+    tiers: Counter  # followed accounts by tier
+    unfollowed: int
+    stars: int
+    last_failure: Source | None
+
+
+def state(storage: Storage, now: float) -> GitHubState:
+    host = storage.settings.github_host
+    accounts = [s for s in storage.sources.all() if s.kind in GITHUB_KINDS]
+    users = [s for s in accounts if s.kind == Kind.GITHUB_USER]
+    failed = sorted((s for s in accounts if s.last_error), key=lambda s: s.last_fetch_at or 0)
+    return GitHubState(storage.hosts.state(host).get("rate_limit"), storage.hosts.pause_of(host, now),
+                       next((s for s in accounts if s.kind == Kind.GITHUB_FOLLOWING), None),
+                       Counter(s.tier or "low" for s in users if s.enabled),
+                       sum(1 for s in users if not s.enabled), sum(s.entry_count for s in users),
+                       failed[-1] if failed else None)

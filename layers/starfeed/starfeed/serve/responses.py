@@ -1,0 +1,120 @@
+"""How the api answers: rendered objects from S3 through the in-process cache, negotiated and per
+HTTP caching rules, counted for the dashboard; and the plain answers every route shares."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+
+from aws_lambda_powertools import Metrics
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
+
+from starfeed.formats import EXTENSIONS, FORMATS
+from starfeed.serve.cache import FeedCache
+from starfeed.serve.negotiate import OFFERED, BadAccept, NotAcceptable, negotiate
+from starfeed.stats import Sampler, reader_of
+from starfeed.store import Storage
+from starfeed.store.blobs import FeedObject
+from starfeed.store.limits import PARTITION_KEY_BYTES
+
+# Our pages need no script at all: even markup that slipped through could not run.
+PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+                "img-src https: http: data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+                "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+FORMAT_OF_EXTENSION = {**EXTENSIONS, "html": "html"}
+
+
+class Served:
+    """What every router shares: storage, the cache of rendered objects, and the counters."""
+
+    def __init__(self, storage: Storage, metrics: Metrics, cache: FeedCache):
+        self.storage, self.metrics, self.cache = storage, metrics, cache
+        # Disabled metrics are never flushed, yet powertools prints them once 100 values pile up:
+        # when they are off (locally), none are added at all.
+        self._metrics_on = not is_metrics_disabled()
+        self._sampler = Sampler()
+
+    @staticmethod
+    def header(name: str) -> str | None:
+        return BaseRouter.current_event.headers.get(name.lower())
+
+    @staticmethod
+    def query(name: str) -> str | None:
+        return BaseRouter.current_event.get_query_string_value(name)
+
+    def url_param(self) -> str | None:
+        """The url= query parameter when it is an http(s) URL that could be a key: DynamoDB
+        refuses an index key over 2,048 bytes, and a reader's query must not become a 500."""
+        url = self.query("url")
+        if not url or not url.startswith(("http://", "https://")):
+            return None
+        return url if len(url.encode("utf-8", "surrogatepass")) <= PARTITION_KEY_BYTES else None
+
+    def count(self, fmt: str, hit: bool) -> None:
+        """Dashboard counters (sampled when busy) and CloudWatch metrics; no addresses kept."""
+        if self._metrics_on:
+            self.metrics.add_metric(name=f"Requests{fmt.capitalize()}", unit=MetricUnit.Count, value=1)
+            self.metrics.add_metric(name="CacheHits" if hit else "CacheMisses", unit=MetricUnit.Count, value=1)
+        weight = self._sampler.weight()
+        if weight:
+            self.storage.counters.add({f"req:{fmt}": weight, f"ua:{reader_of(self.header('User-Agent'))}": weight,
+                                       f"cache:{'hit' if hit else 'miss'}": weight})
+
+    def object(self, key: str, negotiated: bool = False, counted_as: str | None = None) -> Response:
+        obj, hit = self.cache.get(key, lambda etag: self.storage.blobs.get_feed(key, if_none_match=etag))
+        # Every object route may gzip, so shared caches must key on Accept-Encoding too.
+        vary = {"Vary": "Accept, Accept-Encoding" if negotiated else "Accept-Encoding"}
+        if obj is None:
+            return text(404, f"/{key} has not been built yet: its source is new or unknown\n", vary)
+        self.count(counted_as or FORMAT_OF_EXTENSION.get(key.rsplit(".", 1)[-1], "other"), hit)
+        headers = {**vary, **(PAGE_HEADERS if key.endswith(".html") else {}),
+                   "ETag": obj.etag, "X-Cache": "HIT" if hit else "MISS",
+                   "Last-Modified": email.utils.formatdate(obj.last_modified, usegmt=True),
+                   "Cache-Control": obj.cache_control or f"public, max-age={self.storage.settings.cache_max_age}"}
+        if not_modified(obj, self.header("If-None-Match"), self.header("If-Modified-Since")):
+            return Response(304, headers=headers)
+        return Response(200, obj.content_type, obj.body.decode("utf-8"), headers)
+
+    def feed(self, path: str, extension: str | None) -> Response:
+        """A feed in the format its extension names, or (none) the one the Accept header asks for."""
+        if extension is None:
+            try:
+                fmt = negotiate(self.header("Accept"))
+            except NotAcceptable:
+                return text(406, "Not Acceptable. Offered: " + ", ".join(OFFERED) + "\n", {"Vary": "Accept"})
+            except BadAccept as exc:
+                return text(400, f"{exc}\n")
+            return self.object(f"{path}.{FORMATS[fmt][0]}", negotiated=True)
+        if extension not in EXTENSIONS:
+            return text(404, f"unknown feed format .{extension}: use .xml, .atom or .json\n")
+        return self.object(f"{path}.{extension}")
+
+
+def not_modified(obj: FeedObject, if_none_match: str | None, if_modified_since: str | None) -> bool:
+    """RFC 9110 §13.1: If-None-Match wins; If-Modified-Since only without it."""
+    if if_none_match is not None:
+        tags = {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
+        return "*" in tags or obj.etag in tags
+    since = _http_date(if_modified_since)
+    return since is not None and int(obj.last_modified) <= since
+
+
+def text(status: int, body: str, headers: dict | None = None) -> Response:
+    return Response(status, "text/plain; charset=utf-8", body, headers)
+
+
+def json_response(document: dict) -> Response:
+    return Response(200, "application/json", json.dumps(document, ensure_ascii=False),
+                    {"Cache-Control": "public, max-age=60"})
+
+
+def _http_date(value: str | None) -> int | None:
+    if not value:
+        return None
+    try:
+        return int(email.utils.parsedate_to_datetime(value).timestamp())
+    except (TypeError, ValueError, OverflowError):
+        return None

@@ -1,0 +1,69 @@
+"""The feeds: the aggregate, each collection's and each source's, in the format asked for; seed
+004's proxy by a source's URL; and the OPML lists."""
+
+from __future__ import annotations
+
+import re
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from starfeed.render.summary import PUBLISHED_OPML, SUBSCRIPTIONS_OPML
+from starfeed.serve.responses import Served, text
+
+SOURCE_ID = re.compile(r"^[0-9a-f]{6,64}$")
+COLLECTION = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+def router(served: Served) -> Router:
+    routes = Router()
+    sources = served.storage.sources
+
+    @routes.get("/<filename>", compress=True)
+    def aggregate(filename: str):
+        stem, _, extension = filename.partition(".")
+        if stem != "feed":
+            return text(404, "not found: see / for the feeds this starfeed serves\n")
+        return served.feed("feed", extension or None)
+
+    @routes.get("/c/<name>/<filename>", compress=True)
+    def collection(name: str, filename: str):
+        stem, _, extension = filename.partition(".")
+        if stem != "feed" or not COLLECTION.match(name):
+            return text(404, "no such collection feed: expected /c/{collection}/feed[.xml|.atom|.json]\n")
+        return served.feed(f"c/{name}/feed", extension or None)
+
+    @routes.get("/s/<source_id>/<filename>", compress=True)
+    def one_source(source_id: str, filename: str):
+        stem, _, extension = filename.partition(".")
+        if stem != "feed" or not SOURCE_ID.match(source_id):
+            return text(404, "no such source feed: expected /s/{source_id}/feed[.xml|.atom|.json]\n")
+        # Unsubscribed means unpublished at once, whatever a cache or the bucket still holds.
+        enabled = sources.enabled(source_id)
+        if enabled is None:
+            return text(404, "no such source: it was removed or never added\n")
+        if not enabled:
+            return text(403, "this source is disabled\n")
+        return served.feed(f"s/{source_id}/feed", extension or None)
+
+    @routes.get("/rss", compress=True)
+    def by_url():
+        """Seed 004's proxy: one source's RSS by the source's own URL."""
+        url = served.url_param()
+        if url is None:
+            return text(400, "expected /rss?url=ENCODED_FEED_URL (an http or https URL)\n")
+        source = sources.find_by_url(url)
+        if source is None:
+            return text(404, "no source with this URL: subscribe with `starfeed source add`\n")
+        if not source.enabled:
+            return text(403, "this source is disabled\n")
+        return served.object(f"s/{source.source_id}/feed.xml")
+
+    @routes.get("/opml.xml", compress=True)
+    def opml_published():
+        return served.object(PUBLISHED_OPML, counted_as="opml")
+
+    @routes.get("/subscriptions.opml", compress=True)
+    def opml_subscriptions():
+        return served.object(SUBSCRIPTIONS_OPML, counted_as="opml")
+
+    return routes

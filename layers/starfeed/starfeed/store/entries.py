@@ -1,0 +1,139 @@
+"""Entries: stored once per (feed, entry_uid), rewritten only when their content changes; each new
+one also copied into the collections its source belongs to (store/collections.py reads them)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import cached_property
+
+from pynamodb.transactions import TransactWrite
+
+from starfeed.model import Entry, Source
+from starfeed.settings import Settings
+from starfeed.store.records import (DAY, collection_entry_record, entry_of, entry_problem, entry_record,
+                                    sort_key_of)
+
+TRANSACTION_ITEMS = 100  # DynamoDB's limit on the items of one TransactWriteItems
+
+
+@dataclass
+class Upserted:
+    new: list[Entry]  # stored for the first time
+    refused: list[tuple[int, str]]  # (position in the document, from 1; why DynamoDB would refuse it)
+
+    @property
+    def error(self) -> str | None:
+        if not self.refused:
+            return None
+        (position, reason), more = self.refused[0], len(self.refused) - 1
+        return f"store: entry {position}: {reason}" + (f" (and {more} more)" if more else "")
+
+
+def _stamp(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+class Entries:
+    def __init__(self, records, settings: Settings):
+        self._records, self.settings = records, settings
+
+    def upsert(self, entries: list[Entry], now: float, collections: list[str] = ()) -> Upserted:
+        """Store entries, deduplicated by (feed, entry_uid); returns the ones new to the store.
+
+        Writes follow changes: a new entry is written (with a copy per collection), a changed one
+        rewritten, at most settings.max_rewrites times so a feed that puts a clock in its content
+        cannot churn; an unchanged one costs no write, except that its sighting (last_seen,
+        seen_count) is brought up to date once per settings.sighting_refresh. An entry DynamoDB
+        would refuse is left out with the reason; the others are stored."""
+        refused = [(n, problem) for n, e in enumerate(entries, start=1) if (problem := entry_problem(e))]
+        entries = [e for n, e in enumerate(entries, start=1) if n not in dict(refused)]
+        if not entries:
+            return Upserted([], refused)
+        E = self._records.Entry
+        feed_id = entries[0].feed_id
+        existing = {r.entry_uid: r for r in E.batch_get(
+            [(feed_id, e.entry_uid) for e in entries],
+            attributes_to_get=["entry_uid", "content_hash", "first_seen", "rewrite_count", "last_seen", "sort_key"])}
+        new, changed, stale_copies, sighted = [], [], [], []
+        refresh_before = _stamp(now - self.settings.sighting_refresh)
+        for entry in entries:
+            old = existing.get(entry.entry_uid)
+            if old is None:
+                new.append((entry, 0))
+            elif old.content_hash != entry.content_hash and old.rewrite_count < self.settings.max_rewrites:
+                entry.first_seen = old.first_seen
+                changed.append((entry, int(old.rewrite_count) + 1))
+                if old.sort_key != sort_key_of(entry):
+                    stale_copies.append(old.sort_key)
+            elif (old.last_seen or "") <= refresh_before:
+                sighted.append(entry.entry_uid)
+        C = self._records.CollectionEntry
+        with E.batch_write() as batch:
+            for entry, rewrites in new + changed:
+                batch.save(entry_record(self._records, entry, self.settings, rewrites))
+        with C.batch_write() as batch:
+            for collection in collections:
+                for entry, _ in new + changed:
+                    batch.save(collection_entry_record(self._records, collection, entry, self.settings))
+                for sort_key in stale_copies:
+                    batch.delete(C(collection, sort_key))
+        seen = entries[0].last_seen
+        for uid in sighted:
+            E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])
+        return Upserted([entry for entry, _ in new], refused)
+
+    def known(self, feed_id: str, entry_uids: list[str]) -> set[str]:
+        """Which of these entries are stored already."""
+        return {r.entry_uid for r in self._records.Entry.batch_get([(feed_id, uid) for uid in set(entry_uids)],
+                                                                   attributes_to_get=["entry_uid"])}
+
+    def store_stars(self, source: Source, entries: list[Entry], lease: float | None) -> None:
+        """Seed 000: stars, their collection copies and the user's last_starred_at are written
+        together or not at all. Oldest first, in transactions that fit DynamoDB's 100 items, so
+        last_starred_at never runs ahead of the stars stored; a lost lease writes nothing."""
+        S = self._records.Source
+        ordered = sorted(entries, key=lambda e: e.published or "")
+        condition = (S.locked_until == lease) if lease is not None else S.source_id.exists()
+        per_transaction = (TRANSACTION_ITEMS - 1) // (1 + len(source.collections))
+        for start in range(0, len(ordered), per_transaction):
+            chunk = ordered[start:start + per_transaction]
+            latest = max([chunk[-1].published or "", source.last_starred_at or ""])
+            with TransactWrite(connection=self._connection) as transaction:
+                for entry in chunk:
+                    transaction.save(entry_record(self._records, entry, self.settings))
+                    for collection in source.collections:
+                        transaction.save(collection_entry_record(self._records, collection, entry, self.settings))
+                transaction.update(S(source.source_id), actions=[S.last_starred_at.set(latest)],
+                                   condition=condition)
+            source.last_starred_at = latest
+
+    @cached_property
+    def _connection(self):
+        from pynamodb.connection import Connection
+
+        return Connection(region=self.settings.region, host=self.settings.endpoint_url)
+
+    def recent(self, feed_id: str | None, limit: int, now: float | None = None) -> list[Entry]:
+        """Newest first: one source's entries, or (feed_id None) every source's."""
+        E = self._records.Entry
+        if feed_id is not None:
+            records = list(E.by_sort_key.query(feed_id, scan_index_forward=False, limit=limit))
+            return [entry_of(r) for r in records[:limit]]
+        # The aggregate walks the by-day index backwards until it has enough.
+        now = time.time() if now is None else now
+        out: list[Entry] = []
+        for days_back in range(self.settings.entry_retention_days + 1):
+            day = time.strftime("%Y-%m-%d", time.gmtime(now - days_back * DAY))
+            for record in E.by_day.query(day, scan_index_forward=False, limit=limit - len(out)):
+                out.append(entry_of(record))
+                if len(out) >= limit:
+                    return out
+        return out
+
+    def by_link(self, link: str) -> Entry | None:
+        """The newest stored entry with this link (the same link may appear in several feeds)."""
+        keys = list(self._records.Entry.by_link.query(link, limit=20))
+        records = self._records.Entry.batch_get([(k.feed_id, k.entry_uid) for k in keys])
+        entries = sorted((entry_of(r) for r in records), key=lambda e: e.sort_time, reverse=True)
+        return entries[0] if entries else None

@@ -1,0 +1,55 @@
+"""Hosts: a pause that holds every source on a host (Retry-After, 429, a refused GitHub token),
+and a host's latest rate limit."""
+
+from __future__ import annotations
+
+from pynamodb.exceptions import DoesNotExist, UpdateError
+
+from starfeed.store.records import DAY
+
+
+class Hosts:
+    def __init__(self, records):
+        self._records = records
+
+    def pause(self, host: str, until: float, reason: str, stopped: bool = False) -> None:
+        """Hold every source on a host until `until` (never shortening a longer pause)."""
+        H = self._records.Host
+        try:
+            H(host).update(actions=[H.paused_until.set(until), H.reason.set(reason), H.stopped.set(stopped),
+                                    H.expires_at.set(int(until) + DAY)],
+                           condition=H.paused_until.does_not_exist() | (H.paused_until < until))
+        except UpdateError as exc:
+            if exc.cause_response_code != "ConditionalCheckFailedException":
+                raise
+
+    def paused(self, hosts: set[str], now: float) -> dict[str, float]:
+        """host -> paused_until, for the hosts paused at `now`."""
+        if not hosts:
+            return {}
+        return {h.host: h.paused_until for h in self._records.Host.batch_get(list(hosts)) if h.paused_until > now}
+
+    def pause_of(self, host: str, now: float) -> dict | None:
+        """{until, reason, stopped} while the host is paused, else None."""
+        state = self.state(host)
+        if state.get("paused_until", 0) <= now:
+            return None
+        return {"until": state["paused_until"], "reason": state["reason"], "stopped": state["stopped"]}
+
+    def clear_pause(self, host: str) -> None:
+        H = self._records.Host
+        H(host).update(actions=[H.paused_until.set(0), H.reason.remove(), H.stopped.set(False)])
+
+    def note_rate_limit(self, host: str, rate: dict) -> None:
+        H = self._records.Host
+        # Never shortens the record's life: a stopped pause must outlive any rate-limit note.
+        H(host).update(actions=[H.rate_limit.set(rate), H.expires_at.set(H.expires_at | int(rate["reset"]) + DAY)])
+
+    def state(self, host: str) -> dict:
+        """Everything known about a host: its pause (if any) and its latest rate limit."""
+        try:
+            record = self._records.Host.get(host, consistent_read=True)
+        except DoesNotExist:
+            return {}
+        return {"paused_until": record.paused_until, "reason": record.reason, "stopped": bool(record.stopped),
+                "rate_limit": record.rate_limit}

@@ -1,0 +1,173 @@
+"""Sources: one item each, with the scheduler's Due index, and lookups by URL and by site."""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import asdict
+
+from pynamodb.exceptions import DeleteError, DoesNotExist, PutError, UpdateError
+
+from starfeed.model import GITHUB_KINDS, Source, Status, root_domain_of
+from starfeed.settings import Settings
+from starfeed.store.records import SOURCE_FIELDS, source_of
+
+# Fields only the CLI changes (change()); a fetch's outcome never writes them.
+_SET_BY_HAND = frozenset({"source_id", "created_at", "collections", "kind", "polling", "locked_until",
+                          "enforce_feed_domain", "policy", "min_interval", "max_interval", "backfill"})
+
+
+def source_record(records, source: Source, settings: Settings):
+    """The item of a new source, with its scheduler and site keys."""
+    values = asdict(source)
+    values.update(due_keys(source, settings))
+    values["root_domain"] = source.root_domain or root_domain_of(source.url) or None
+    return records.Source(**values)
+
+
+def due_keys(source: Source, settings: Settings) -> dict:
+    """The sparse Due index's keys: only an enabled source with a next check carries them."""
+    if source.enabled and source.next_check_at is not None:
+        shard = zlib.crc32(source.source_id.encode()) % settings.due_shards
+        return {"next_check_at": source.next_check_at, "due_shard": str(shard)}
+    return {"next_check_at": None, "due_shard": None}
+
+
+class Sources:
+    def __init__(self, records, settings: Settings):
+        self._records, self.settings = records, settings
+
+    def add(self, source: Source) -> bool:
+        """Insert a new source; False when one with this id exists already."""
+        S = self._records.Source
+        try:
+            source_record(self._records, source, self.settings).save(condition=S.source_id.does_not_exist())
+        except PutError as exc:
+            if exc.cause_response_code == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def get(self, source_id: str) -> Source | None:
+        try:
+            return source_of(self._records.Source.get(source_id, consistent_read=True))
+        except DoesNotExist:
+            return None
+
+    def enabled(self, source_id: str) -> bool | None:
+        """Whether the source is enabled; None when there is no such source. One small read."""
+        try:
+            return bool(self._records.Source.get(source_id, consistent_read=True,
+                                                 attributes_to_get=["enabled"]).enabled)
+        except DoesNotExist:
+            return None
+
+    def find_by_url(self, url: str) -> Source | None:
+        for key in self._records.Source.by_url.query(url, limit=1):
+            return self.get(key.source_id)
+        return None
+
+    def get_many(self, source_ids: set[str]) -> dict[str, Source]:
+        return {r.source_id: source_of(r) for r in self._records.Source.batch_get(list(source_ids))}
+
+    def all(self) -> list[Source]:
+        return sorted((source_of(r) for r in self._records.Source.scan()), key=lambda s: s.created_at)
+
+    def of_root(self, root_domain: str) -> list[Source]:
+        ids = {key.source_id for key in self._records.Source.by_root.query(root_domain)}
+        return sorted(self.get_many(ids).values(), key=lambda s: s.created_at)
+
+    def scheduled_publications(self) -> list[list[float]]:
+        """The latest publication times of every feed and page on the schedule, the pace's input:
+        one Scan of five attributes, once an hour."""
+        records = self._records.Source.scan(attributes_to_get=["publications", "enabled", "polling", "status", "kind"])
+        found = []
+        for record in records:
+            if (record.enabled and record.polling and record.status != Status.DEAD
+                    and record.kind not in GITHUB_KINDS):
+                try:
+                    found.append(sorted(float(t) for t in record.publications or []))
+                except (TypeError, ValueError):
+                    continue  # corrupt: its next fetch starts it again from the default interval
+        return found
+
+    def delete(self, source_id: str) -> bool:
+        """Remove a source and its memberships; False when there was none."""
+        source = self.get(source_id)
+        for collection in source.collections if source else []:
+            self._records.Membership(collection, source_id).delete()
+        S = self._records.Source
+        try:
+            S(source_id).delete(condition=S.source_id.exists())
+        except DeleteError as exc:
+            if exc.cause_response_code == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def due_ids(self, now: float) -> list[str]:
+        """Sources whose next check has come: one Query per shard, reading due items only."""
+        S = self._records.Source
+        return [key.source_id for shard in range(self.settings.due_shards)
+                for key in S.due.query(str(shard), S.next_check_at <= now)]
+
+    def take_lease(self, source_id: str, now: float) -> Source | None:
+        """Claim a due source for one fetch (seed 004's lease); None when it is not ours to take."""
+        S = self._records.Source
+        record = S(source_id)
+        try:
+            record.update(
+                actions=[S.locked_until.set(now + self.settings.lease_seconds)],
+                condition=(S.source_id.exists() & (S.enabled == True)  # noqa: E712
+                           & (S.next_check_at <= now)
+                           & (S.locked_until.does_not_exist() | (S.locked_until < now))))
+        except UpdateError as exc:
+            if exc.cause_response_code == "ConditionalCheckFailedException":
+                return None
+            raise
+        return source_of(record)
+
+    def finish_fetch(self, source: Source, before: Source, lease: float | None) -> bool:
+        """Write what the fetch changed since `before` (the source as the fetch read it) and
+        release the lease, only if it is still held: a fetch that changed nothing writes the lease
+        alone. The URL (a persistent permanent redirect) and enabled (410 Gone) are among what a
+        fetch may change: the lease makes it the only writer of its source's state."""
+        S = self._records.Source
+        values = {name: getattr(source, name) for name in SOURCE_FIELDS
+                  if name not in _SET_BY_HAND and getattr(source, name) != getattr(before, name)}
+        if source.enabled:
+            values.pop("enabled", None)  # a fetch only ever disables (410); it never re-enables
+        if due_keys(source, self.settings) != due_keys(before, self.settings):
+            values.update(due_keys(source, self.settings))
+        actions = [getattr(S, name).remove() if value is None else getattr(S, name).set(value)
+                   for name, value in values.items()]
+        actions.append(S.locked_until.remove())
+        condition = (S.locked_until == lease) if lease is not None else S.source_id.exists()
+        try:
+            S(source.source_id).update(actions=actions, condition=condition)
+        except UpdateError as exc:
+            if exc.cause_response_code == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def change(self, source_id: str, changes: dict, *, require_enabled: bool = False) -> bool:
+        """Set (or, with None, remove) fields of one source; False when it does not exist, or is
+        disabled and require_enabled. The Due index keys follow next_check_at and enabled."""
+        source = self.get(source_id)
+        if source is None:
+            return False
+        for name, value in changes.items():
+            setattr(source, name, value)
+        S = self._records.Source
+        values = {**changes, **due_keys(source, self.settings)}
+        actions = [getattr(S, k).remove() if v is None else getattr(S, k).set(v) for k, v in values.items()]
+        condition = S.source_id.exists()
+        if require_enabled:
+            condition &= S.enabled == True  # noqa: E712
+        try:
+            S(source_id).update(actions=actions, condition=condition)
+        except UpdateError as exc:
+            if exc.cause_response_code == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True

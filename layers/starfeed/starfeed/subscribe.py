@@ -1,0 +1,204 @@
+"""What a person does to the sources, as the CLI (and any API) asks for it: subscribe after one
+check, import an OPML file, sync, enable, disable, set a policy, remove. Each returns what it did,
+or raises Refused with a reason a person can act on; none prints."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+
+from starfeed.fetch.http import fetch
+from starfeed.fetch.stage import describe
+from starfeed.inspect import Inspection, inspect_fetched
+from starfeed.model import Source, host_key_of
+from starfeed.parse.html import FeedLink, discover_feeds, looks_like_html
+from starfeed.render import SOURCES_SUMMARY, targets_for
+from starfeed.settings import Settings
+from starfeed.sources import BadSource, OpmlFeed, add_source, github_following_source, new_source, own_feed
+from starfeed.store import Storage
+
+CHECKS_IN_FLIGHT = 8  # an OPML import checks this many feeds at once, at most 2 per host
+CHECKS_PER_HOST = 2
+
+
+class Refused(Exception):
+    """The action was not taken; the message says why and what to do."""
+
+
+@dataclass
+class Checked:
+    """A URL fetched once, as a new source's first fetch would be."""
+
+    url: str  # the feed's URL: the one given, or the one its HTML page announces
+    inspection: Inspection | None  # None when only the page's feeds were listed
+    feeds: list[FeedLink] = field(default_factory=list)  # the feeds an HTML page announces
+    picked_first: bool = False  # the page announces several and none was picked
+
+
+def check(url: str, settings: Settings, pick: int | None, *, website: bool = False, backfill: int = 0) -> Checked:
+    """An HTML page gives the feed it announces (pick: the Nth; 0: only list them). A URL that
+    cannot be read is refused."""
+    result = fetch(url, settings)
+    feeds, picked_first = [], False
+    if not website and not result.error and looks_like_html(result.body, result.headers.get("Content-Type")):
+        feeds = discover_feeds(result.body, result.url)
+        if not feeds:
+            raise Refused(f"{url} is an HTML page that announces no feed; "
+                          "subscribe with --website to follow its main article")
+        if pick == 0:
+            return Checked(url, None, feeds)
+        picked_first = pick is None and len(feeds) > 1
+        index = (pick or 1) - 1
+        if not 0 <= index < len(feeds):
+            raise Refused(f"--pick {pick}: the page announces {len(feeds)} feed(s)")
+        url = feeds[index].url
+        result = fetch(url, settings)
+    inspection = inspect_fetched(url, result, settings, website=website, backfill=backfill)
+    if inspection.error:
+        raise Refused(f"{url}: {unsubscribed(inspection.error)}; not subscribed (fix the URL, or add --no-check "
+                      "to subscribe anyway: the fetcher then retries it on its schedule)")
+    return Checked(url, inspection, feeds, picked_first)
+
+
+def unsubscribed(error: str) -> str:
+    """A fetch error as said of a URL not subscribed yet (the fetcher's advice is for sources)."""
+    return error.removesuffix("; check it or remove the source")
+
+
+def request_renders(storage: Storage, targets: list[str] = ()) -> None:
+    """Render these targets and the views that list every source (/subscriptions.opml, /stats)."""
+    if storage.settings.render_queue_url:
+        storage.queues.send_render([*targets, SOURCES_SUMMARY])
+
+
+def sync(storage: Storage, source_id: str, now: float) -> None:
+    """Seed 004's resurrection: due now, error, failures and lease cleared; refused when disabled."""
+    changes = {"next_check_at": now, "last_error": None, "locked_until": None, "consecutive_failures": 0}
+    if not storage.sources.change(source_id, changes, require_enabled=True):
+        source = storage.sources.get(source_id)
+        raise Refused(f"no source with id {source_id}" if source is None
+                      else f"{source_id} is disabled: `starfeed source enable {source_id}` first")
+
+
+def set_field(storage: Storage, source_id: str, name: str, value) -> None:
+    """enabled, polling or policy. Enabling or disabling re-renders every feed the source is in."""
+    if not storage.sources.change(source_id, {name: value}):
+        raise Refused(f"no source with id {source_id}: see `starfeed source list`")
+    if name == "enabled":
+        _rerender(storage, storage.sources.get(source_id))
+
+
+def remove(storage: Storage, source_id: str) -> None:
+    source = storage.sources.get(source_id)
+    if source is None or not storage.sources.delete(source_id):
+        raise Refused(f"no source with id {source_id}: see `starfeed source list`")
+    _rerender(storage, source)
+
+
+def _rerender(storage: Storage, source: Source | None) -> None:
+    """Every feed the source appears in, its own included (the renderer deletes that one when the
+    source is gone or disabled), and the views that list every source."""
+    if source is not None:
+        request_renders(storage, targets_for(source))
+
+
+@dataclass
+class Imported:
+    """One OPML feed's outcome: added, already subscribed, skipped or failed."""
+
+    outcome: str
+    text: str
+    quiet: bool = False  # added, but its first fetch keeps nothing
+    targets: list[str] = field(default_factory=list)  # renders it asks for
+    dropped: dict[str, int] = field(default_factory=dict)  # what its first fetch leaves out, by reason
+
+
+def import_known(storage: Storage, feed: OpmlFeed, existing: dict[str, Source], backfill: int) -> Imported | None:
+    """The outcome for a feed that needs no check: this starfeed's own feeds, a URL starfeed
+    cannot take, one subscribed already (it joins the file's folders it was not in); else None."""
+    target = own_feed(feed.url, storage.settings.public_url)
+    if target == "c/github/feed":
+        following = github_following_source(storage.settings, 0)
+        if storage.sources.get(following.source_id):
+            return Imported("already subscribed", f"{feed.url}: starfeed's own GitHub feed, of the accounts you follow")
+        return Imported("skipped", f"{feed.url}: starfeed's own GitHub feed; `starfeed github connect` "
+                                   "follows the stars of the accounts you follow")
+    own = storage.sources.get(target[2:-5]) if target and target.startswith("s/") else None
+    if own is not None:  # as /subscriptions.opml lists a website source
+        return Imported("already subscribed", f"{own.source_id} {own.url} (starfeed's own feed of it: {feed.url})")
+    if target and target.startswith("s/"):
+        return Imported("skipped", f"{feed.url}: starfeed's own feed of a source it no longer has")
+    if target:
+        return Imported("skipped", f"{feed.url}: one of starfeed's own feeds; subscribing would loop its entries back")
+    try:
+        new_source(feed.url, 0, feed.collections, backfill=backfill)
+    except BadSource as exc:
+        return Imported("failed", str(exc))
+    source = existing.get(feed.url.strip())
+    if source is None:
+        return None
+    joined = [c for c in feed.collections if c not in source.collections]
+    if not joined:
+        return Imported("already subscribed", f"{source.source_id} {source.url}")
+    source.collections = [*source.collections, *joined]
+    storage.sources.change(source.source_id, {"collections": source.collections})
+    for collection in joined:
+        storage.collections.join(collection, source.source_id, has_entries=True)
+    return Imported("already subscribed", f"{source.source_id} {source.url}, now also in {', '.join(joined)}",
+                    targets=targets_for(source))
+
+
+def checked(feeds: list[OpmlFeed], settings: Settings, no_check: bool,
+            backfill: int) -> Iterator[tuple[OpmlFeed, Inspection | None, str | None]]:
+    """(feed, inspection, error) for each feed, as its check completes: CHECKS_IN_FLIGHT at once,
+    CHECKS_PER_HOST per host. With no_check, at once and without a fetch."""
+    if no_check:
+        for feed in feeds:
+            yield feed, None, None
+        return
+    hosts: dict[str, threading.Semaphore] = {}
+    lock = threading.Lock()
+
+    def one(feed):
+        with lock:
+            per_host = hosts.setdefault(host_key_of(feed.url), threading.Semaphore(CHECKS_PER_HOST))
+        with per_host:
+            result = fetch(feed.url, settings)
+        if not result.error and looks_like_html(result.body, result.headers.get("Content-Type")):
+            return None, ("an HTML page, not a feed: `starfeed source add URL` subscribes to the feed "
+                          "it announces")
+        inspection = inspect_fetched(feed.url, result, settings, backfill=backfill)
+        return inspection, inspection.error
+
+    pool = ThreadPoolExecutor(CHECKS_IN_FLIGHT)
+    try:
+        futures = {pool.submit(one, feed): feed for feed in feeds}
+        for future in as_completed(futures):
+            try:
+                inspection, error = future.result()
+            except Exception as exc:  # noqa: BLE001 - that feed's failure, not the import's
+                inspection, error = None, describe(exc)
+            yield futures[future], inspection, error
+    finally:  # Ctrl+C, or a failure writing a source: the checks not started are not made
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def import_new(storage: Storage, feed: OpmlFeed, inspection: Inspection | None, now: float,
+               backfill: int) -> Imported:
+    from starfeed.inspect import found, kept_words
+
+    try:
+        source, created = add_source(storage, feed.url, now, feed.collections,
+                                     jitter=storage.settings.startup_jitter, backfill=backfill)
+    except BadSource as exc:
+        return Imported("failed", str(exc))
+    where = f" in {', '.join(source.collections)}" if source.collections else ""
+    if not created:
+        return Imported("already subscribed", f"{source.source_id} {source.url}{where}")
+    if inspection is None:
+        return Imported("added", f"{source.source_id} {source.url}{where} (not checked)")
+    ingested = inspection.ingested
+    return Imported("added", f"{source.source_id} {source.url}{where}: {found(inspection)}, {kept_words(inspection)}",
+                    bool(ingested.parsed_count) and not ingested.entries, dropped=dict(ingested.dropped))
