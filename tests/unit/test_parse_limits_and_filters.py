@@ -141,15 +141,17 @@ def test_nesting_deeper_than_the_limit_is_refused_but_html_in_cdata_is_not_nesti
     assert parse_feed(cdata, "https://x.example/", max_depth=256).error is None
 
 
-PAGE = b"""<!doctype html><html><head><title>A blog</title><base href="https://blog.example/">
+POST = ("<p>" + "The main text of the post goes on for a while, as posts do, with commas, and sentences. " * 3
+        + "</p>") * 3
+PAGE = f"""<!doctype html><html><head><title>A blog</title><base href="https://blog.example/">
 <meta name="author" content="Rosa"><meta property="article:author" content="ignored">
 <link rel="alternate" type="application/rss+xml" title="RSS" href="/feed.xml">
 <link rel="alternate" type="application/atom+xml" href="atom.xml#x">
 <link rel="alternate" type="application/feed+json" href="https://blog.example/feed.json">
 <link rel="stylesheet" type="text/css" href="/s.css"></head>
-<body><nav>Home About</nav><div><p>Short.</p></div>
-<article><h1>Post</h1><p>The main text of the post.</p><script>evil()</script></article>
-<footer>Copyright</footer></body></html>"""
+<body><nav><a href="/">Home</a> <a href="/about">About</a></nav><div><p>Short.</p></div>
+<article><h1>Post</h1>{POST}<a href="/next">next post</a><script>evil()</script></article>
+<footer>Copyright</footer></body></html>""".encode()
 
 
 def test_autodiscovery_finds_rss_atom_and_json_feed_in_page_order():
@@ -161,9 +163,10 @@ def test_autodiscovery_finds_rss_atom_and_json_feed_in_page_order():
 
 def test_article_extraction_takes_the_article_and_the_author_meta_first():
     article = extract_article(PAGE, "https://blog.example/post/1")
-    assert article.text == "Post The main text of the post."
+    assert article.text.startswith("Post The main text of the post goes on")
+    assert not any(word in article.text for word in ("Home", "About", "Short.", "Copyright"))
     assert article.author == "Rosa" and article.title == "A blog"
-    assert "evil" not in article.html
+    assert "evil" not in article.html and 'href="https://blog.example/next"' in article.html
 
 
 def test_without_an_article_the_largest_text_block_wins():
@@ -181,10 +184,11 @@ def test_autodiscovery_keeps_only_links_under_the_url_policy():
 
 
 def test_an_article_of_text_alone_is_the_article_and_broken_links_do_not_fail_the_page():
-    page = (b"<html><body><div><p>" + b"navigation text " * 20 + b"<a href='http://[x'>bad</a></p></div>"
-            b"<article>Only text here, no child element.</article></body></html>")
+    text = "Only text here, no child element, and enough of it to be an article. " * 6
+    page = (b"<html><body><div><p>" + b"<a href='/x'>navigation</a> " * 20 + b"<a href='http://[x'>bad</a></p>"
+            b"</div><article>" + text.encode() + b"</article></body></html>")
     article = extract_article(page, "https://x.example/")
-    assert article.text == "Only text here, no child element."
+    assert article.text == text.strip()
 
 
 def test_a_hand_edited_backfill_that_is_not_a_count_backfills_nothing():

@@ -13,8 +13,6 @@ from starfeed.urlpolicy import safe_link
 
 FEED_TYPES = {"application/rss+xml": "rss", "application/atom+xml": "atom",
               "application/feed+json": "json", "application/json": "json"}
-_NOT_CONTENT = ("script", "style", "noscript", "nav", "header", "footer", "aside", "form",
-                "iframe", "template", "svg")
 
 
 @dataclass(frozen=True)
@@ -69,37 +67,40 @@ def discover_feeds(body: bytes, page_url: str) -> list[FeedLink]:
 
 
 def extract_article(body: bytes, page_url: str) -> Article | None:
-    """The <article> element, else the block holding the most paragraph text (seed 002)."""
+    """The page's main article, as readability-lxml finds it (chosen by bench/extract.py: on
+    article pages built from the corpus it recovers 81% of the article's words at 98% precision,
+    where the hand-written extraction it replaced kept 63% with boilerplate on 37% of pages).
+    The title, author and date come from the page's own meta tags first."""
+    from readability import Document
+    from readability.readability import Unparseable
+
     document = _document(body)
     if document is None:
         return None
-    # A link no URL parser reads (http://[x) is left out rather than failing the page.
-    document.make_links_absolute(page_url, resolve_base_href=True, handle_failures="discard")
     title = _meta(document, "property", "og:title") or (document.findtext(".//title") or "").strip() or None
     author = _meta(document, "name", "author") or _meta(document, "property", "article:author")
     published = _meta(document, "property", "article:published_time")
-    for element in list(document.iter(*_NOT_CONTENT)):
-        if element.getparent() is not None:
-            element.drop_tree()
-    main = next(iter(document.iter("article")), None)  # an element without children is falsy
-    if main is None:
-        main = _largest_block(document)
-    if main is None:
+    try:
+        main = Document(body, url=page_url).summary(html_partial=True)
+    except (Unparseable, ValueError, etree.ParserError):
         return None
+    fragment = _fragment(main)
+    if fragment is None:
+        return None
+    # A link no URL parser reads (http://[x) is left out rather than failing the page.
+    fragment.make_links_absolute(page_url, handle_failures="discard")
     # Text nodes joined with spaces: text_content() would run "<h1>Post</h1><p>The" together.
-    text = " ".join(" ".join(main.itertext()).split())
+    text = " ".join(" ".join(fragment.itertext()).split())
     if not text:
         return None
-    return Article(title, lxml.html.tostring(main, encoding="unicode"), text, author, published)
+    return Article(title, lxml.html.tostring(fragment, encoding="unicode"), text, author, published)
 
 
-def _largest_block(document):
-    best, best_score = None, 0
-    for block in document.iter("div", "section", "main", "td", "body"):
-        score = sum(len(p.text_content()) for p in block.iterchildren("p"))
-        if score > best_score:
-            best, best_score = block, score
-    return best if best is not None else document.find("body")
+def _fragment(markup: str):
+    try:
+        return lxml.html.fragment_fromstring(markup, create_parent="div") if markup.strip() else None
+    except (etree.ParserError, ValueError):
+        return None
 
 
 def _meta(document, attribute: str, name: str) -> str | None:
