@@ -147,9 +147,26 @@ def normalize_entry(raw: Mapping, feed_id: str, feed_url: str, seen: str) -> Ent
 
 def _authors(raw: Mapping) -> list[dict]:
     authors = _author_list(raw.get("authors"))
-    if not authors and clean_text(raw.get("author")):
-        authors.append({"name": clean_text(raw.get("author")), "email": None, "uri": None})
+    line = clean_text(raw.get("author"))
+    if not authors and line:
+        authors.append({"name": line, "email": None, "uri": None})
+    elif len(authors) == 1 and line and not all(v is None or v in line for v in (authors[0]["name"], authors[0]["email"])):
+        # feedparser 6.0.14 splits "email (Name)" by the wrong offsets once either holds a
+        # non-ASCII letter ("jonas@insanity.indu" / "stries (Jonas Große Sundrup"): split it again.
+        authors[0].update(_email_and_name(line))
     return authors
+
+
+_EMAIL_THEN_NAME = re.compile(r"(?P<email>[^\s()<>]+@[^\s()<>]+)\s*\((?P<name>[^()]*)\)")
+_NAME_THEN_EMAIL = re.compile(r"(?P<name>[^()<>]*?)\s*[(<](?P<email>[^\s()<>]+@[^\s()<>]+)[)>]")
+
+
+def _email_and_name(line: str) -> dict:
+    """RSS's author line, "email (Name)" or "Name <email>", as {name, email}."""
+    match = _EMAIL_THEN_NAME.fullmatch(line) or _NAME_THEN_EMAIL.fullmatch(line)
+    if match is None:
+        return {"name": line, "email": None}
+    return {"name": match["name"].strip() or None, "email": match["email"]}
 
 
 def _author_list(details) -> list[dict]:
