@@ -45,12 +45,14 @@ class Origin:
                             time.sleep(reply.chunk_delay)
                     else:
                         self.wfile.write(reply.body)
+                    origin.completed.append(self.path)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
             def log_message(self, *args):
                 pass
 
+        self.completed: list[str] = []  # paths whose whole body was sent
         self._server = Loopback(Handler)
         self.url = self._server.url
 

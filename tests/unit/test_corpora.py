@@ -93,11 +93,8 @@ def check(path: Path) -> int:
 @pytest.mark.parametrize("folder", ["feedparser-tests", "real-feeds", "hostile"])
 def test_every_corpus_file_ingests_and_renders_inert(folder):
     files = corpus_files(folder)
-    started = time.monotonic()
     entries = sum(check(path) for path in files)
     assert files and entries
-    # A hang would show here, not only as a stuck test run.
-    assert time.monotonic() - started < 30 * len(files)
 
 
 def test_the_sanitize_cases_reach_the_checks():

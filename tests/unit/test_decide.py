@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from starfeed.model import FetchOutcome, Source
+from starfeed.model import FetchOutcome, Pace, Source
 from starfeed.schedule.decide import decide
 from starfeed.settings import Settings
 
@@ -195,3 +195,80 @@ def test_a_very_busy_feed_is_checked_before_its_posts_could_scroll_away():
     posts = tuple(float(m * 60) for m in range(20))  # a post a minute
     wait = rhythm_wait(posts, (1,) * 24, 20 * 60, 25000, 86400)
     assert wait < (POSTS_PER_CHECK + 1) * 60  # about five posts' worth, not the sqrt rule's 20 min
+
+
+# Every model, failure policy and publisher hint, one row each. The expected figures are worked
+# by hand from the formulas (the comments show the arithmetic); hour_counts empty means the
+# Laplace prior alone, so a feed's rate is the same every hour and rhythm_wait has a closed form:
+# min(sqrt(scale / rate), 5 / rate, and, when active, horizon + 0.05 / rate).
+RHYTHM = Settings(default_interval=900, min_interval=300, max_interval=86400, backoff_cap=86400)
+SQRT = Settings(default_interval=900, min_interval=300, max_interval=86400, interval_model="sqrt")
+DAY = 86400
+
+
+def posting(per_day: float, count: int = 20) -> list[float]:
+    """count publications per_day apart, the latest at NOW."""
+    return [NOW - DAY / per_day * n for n in reversed(range(count))]
+
+
+@pytest.mark.parametrize(("settings", "state", "outcome", "pace", "expected"), [
+    # rhythm (the default model)
+    pytest.param(RHYTHM, {}, FetchOutcome(200), None, (86400, "rhythm", NOW + 86400),
+                 id="rhythm: no history, a post a week assumed: sqrt(25000 * 604800) = 122963 -> max"),
+    pytest.param(RHYTHM, {"publications": posting(2, 15)}, FetchOutcome(200), None,
+                 (25560, "rhythm", NOW + 25560),
+                 id="rhythm: 2 a day is active: 23400 + 0.05 * 43200 = 25560 < sqrt(25000 * 43200)"),
+    pytest.param(RHYTHM, {"publications": posting(2, 15)}, FetchOutcome(200), Pace(600, 0.1),
+                 (2760, "rhythm", NOW + 2760), id="rhythm: the pace's horizon: 600 + 2160 = 2760"),
+    pytest.param(RHYTHM, {"publications": posting(2, 15)}, FetchOutcome(200), Pace(600, 3.0),
+                 (32863, "rhythm", NOW + 32863),
+                 id="rhythm: not active under the pace's threshold: sqrt(25000 * 43200) = 32863"),
+    pytest.param(RHYTHM, {"publications": posting(50)}, FetchOutcome(200), None, (6572, "rhythm", NOW + 6572),
+                 id="rhythm: 50 a day: sqrt(25000 * 1728) = 6572 < 5 * 1728"),
+    pytest.param(RHYTHM, {"publications": posting(50)}, FetchOutcome(200, ttl_minutes=120), None,
+                 (7200, "rhythm+publisher-floor", NOW + 7200), id="hint: RSS ttl 120 min is a floor"),
+    pytest.param(RHYTHM, {"publications": posting(50)}, FetchOutcome(200, fresh_for=10000), None,
+                 (10000, "rhythm+publisher-floor", NOW + 10000), id="hint: Cache-Control max-age is a floor"),
+    pytest.param(RHYTHM, {"publications": posting(50)}, FetchOutcome(200, ttl_minutes=100000), None,
+                 (86400, "rhythm+publisher-floor", NOW + 86400), id="hint: a floor beyond the maximum stops there"),
+    pytest.param(RHYTHM, {"publications": posting(50)}, FetchOutcome(200, skip_hours=(9,)), None,
+                 (6572, "rhythm+skip-window", NOW + 7200),
+                 id="hint: skipHours: 08:00 + 6572 s falls in hour 9, so 10:00"),
+    pytest.param(RHYTHM, {"publications": posting(50)}, FetchOutcome(200, skip_days=("Fri",)), None,
+                 (6572, "rhythm+skip-window", NOW + 16 * 3600),
+                 id="hint: skipDays: NOW is a Friday 08:00, so Saturday 00:00"),
+    pytest.param(RHYTHM, {"publications": posting(50), "polling": False}, FetchOutcome(200), None,
+                 (6572, "rhythm", None), id="polling off: decided, not re-armed"),
+    # failure policies (the same under every model)
+    pytest.param(RHYTHM, {"interval": 900}, FetchOutcome(500, error="HTTP 500"), None,
+                 (900, "error-backoff", NOW + 1800), id="backoff: 900 * 2^1"),
+    pytest.param(RHYTHM, {"interval": 900, "consecutive_failures": 3}, FetchOutcome(500, error="HTTP 500"), None,
+                 (900, "error-backoff", NOW + 14400), id="backoff: 900 * 2^4"),
+    pytest.param(RHYTHM, {"interval": 86400, "consecutive_failures": 2}, FetchOutcome(500, error="HTTP 500"), None,
+                 (86400, "error-backoff", NOW + 86400), id="backoff: capped at backoff_cap"),
+    pytest.param(RHYTHM, {"interval": 900, "consecutive_failures": 9}, FetchOutcome(500, error="HTTP 500"), None,
+                 (900, "circuit-open after 10 failures", None), id="backoff: the circuit breaker parks it"),
+    pytest.param(RHYTHM, {"interval": 900, "policy": "one-strike"}, FetchOutcome(404, error="404"), None,
+                 (900, "one-strike", None), id="one-strike: parked at the first error"),
+    pytest.param(RHYTHM, {"interval": 900}, FetchOutcome(429, error="429", retry_after=120), None,
+                 (900, "retry-after", NOW + 120), id="hint: Retry-After, exactly"),
+    pytest.param(RHYTHM, {"interval": 900}, FetchOutcome(503, error="503", retry_after=7200), None,
+                 (900, "retry-after", NOW + 7200), id="hint: a 503's Retry-After, exactly"),
+    # sqrt: multiplicative steps blended with sqrt(ewma * scale)
+    pytest.param(SQRT, {"interval": 1000}, FetchOutcome(304, not_modified=True), None,
+                 (1250, "not-modified", NOW + 1250), id="sqrt: not modified, no cadence yet: 1000 * 1.25"),
+    pytest.param(SQRT, {"interval": 1000, "ewma_interarrival": 3600}, FetchOutcome(304, not_modified=True), None,
+                 (5368, "not-modified+ewma", NOW + 5368),
+                 id="sqrt: blended: 0.5 * sqrt(3600 * 25000) + 0.5 * 1250 = 5368"),
+    pytest.param(SQRT, {"interval": 1000}, FetchOutcome(200, new_entries=2), None,
+                 (750, "new-entries", NOW + 750), id="sqrt: new entries: 1000 * 0.75"),
+    # seed: multiplicative steps blended with the EWMA itself (seed 003 §4.6)
+    pytest.param(SETTINGS, {"interval": 1000, "ewma_interarrival": 3600}, FetchOutcome(304, not_modified=True),
+                 None, (2425, "not-modified+ewma", NOW + 2425), id="seed: 0.5 * 3600 + 0.5 * 1250 = 2425"),
+    pytest.param(SETTINGS, {"interval": 1000}, FetchOutcome(200), None,
+                 (1250, "no-new-entries", NOW + 1250), id="seed: nothing new: 1000 * 1.25"),
+])
+def test_decisions(settings, state, outcome, pace, expected):
+    d = decide(source(**state), outcome, settings, NOW, NoJitter(), pace)
+    at = None if d.next_check_at is None else int(d.next_check_at)  # to the second, as worked out
+    assert (d.interval, d.reason, at) == expected
