@@ -1,0 +1,125 @@
+"""The house rules of README's "How the code is laid out", checked on the package's imports, so
+that a change which breaks one fails here rather than in a review.
+
+Every import counts, a function's lazy one included: a loop hidden in a function is still a loop."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "layers" / "starfeed" / "starfeed"
+AWS = {"boto3", "botocore", "pynamodb"}
+
+# The pure core: decisions, parsing, normalization, rendering formats and negotiation. No I/O.
+PURE = ("starfeed.model", "starfeed.settings", "starfeed.urlpolicy", "starfeed.formats", "starfeed.stats",
+        "starfeed.parse", "starfeed.schedule", "starfeed.render", "starfeed.serve.negotiate",
+        "starfeed.fetch.headers")
+# Where the pure core meets storage: the jobs, the api's routes, and what the CLI and the api share.
+JOBS = ("starfeed.fetch.job", "starfeed.fetch.github_job", "starfeed.fetch.record", "starfeed.render.job",
+        "starfeed.schedule.tick")
+STORAGE_USERS = JOBS + ("starfeed.serve", "starfeed.sources", "starfeed.subscribe", "starfeed.following",
+                        "starfeed.deployment", "starfeed.cli", "starfeed.local", "starfeed.bench")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module this file imports, by absolute name (a `from package import name` counts as
+    the submodule when there is one)."""
+    names, tree = set(), ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            assert node.level == 0, f"{path}: relative import"
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names
+                         if _exists(f"{node.module}.{alias.name}"))
+    return names
+
+
+def _exists(module: str) -> bool:
+    relative = Path(*module.split("."))
+    return (PACKAGE.parent / relative).with_suffix(".py").exists() or (PACKAGE.parent / relative / "__init__.py").exists()
+
+
+GRAPH = {_module_name(path): _imports(path) for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes)
+
+
+def _pure(module: str) -> bool:
+    return _within(module, PURE) and not _within(module, JOBS)
+
+
+def _ours(graph: dict[str, set[str]], module: str) -> set[str]:
+    return {name for name in graph[module] if name in graph and name != module}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import loop among the package's modules, or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        path.append(module)
+        for name in sorted(_ours(graph, module)):
+            if state.get(name) == 1:
+                return path[path.index(name):] + [name]
+            if name not in state and (found := visit(name)):
+                return found
+        state[module] = 2
+        path.pop()
+        return None
+
+    for module in sorted(graph):
+        if module not in state and (found := visit(module)):
+            return found
+    return None
+
+
+def test_the_package_has_no_import_loop():
+    assert _cycle(GRAPH) is None, " -> ".join(_cycle(GRAPH))
+
+
+def test_the_loop_finder_finds_a_loop():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if _within(m, ("starfeed.store",))))
+def test_storage_imports_only_the_model_and_settings(module):
+    outside = {name for name in _ours(GRAPH, module)
+               if not _within(name, ("starfeed.store", "starfeed.model", "starfeed.settings"))}
+    assert not outside, f"{module} imports {sorted(outside)}: storage sits below everything but the model"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if _pure(m)))
+def test_the_pure_core_does_no_io(module):
+    aws = {name for name in GRAPH[module] if name.split(".")[0] in AWS or name == "requests"}
+    impure = {name for name in _ours(GRAPH, module) if not _pure(name) and name != "starfeed"}
+    assert not aws and not impure, f"{module} imports {sorted(aws | impure)}: the pure core does no I/O"
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_only_jobs_and_edges_reach_storage(module):
+    reaches = {name for name in GRAPH[module] if _within(name, ("starfeed.store",))
+               or name.split(".")[0] in AWS}
+    if reaches and not _within(module, ("starfeed.store",)):
+        assert _within(module, STORAGE_USERS), f"{module} imports {sorted(reaches)}"
+
+
+def test_serve_is_the_top_of_the_pipeline():
+    below = {m: sorted(n for n in _ours(GRAPH, m) if _within(n, ("starfeed.serve",)))
+             for m in GRAPH if not _within(m, ("starfeed.serve", "starfeed.cli", "starfeed.local", "starfeed.bench"))}
+    assert not {m: n for m, n in below.items() if n}, "only the edges import serve/"
