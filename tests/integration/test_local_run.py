@@ -65,17 +65,15 @@ class LocalRun:
         return {s["url"]: s for s in json.loads(self.cli("source", "list", "--json"))}
 
     def wait_until(self, condition, seconds: float = 30) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            try:
-                if condition():
-                    return
-            except (requests.ConnectionError, requests.Timeout):
-                pass  # still starting
+        def holds():
             if self.process.poll() is not None:
-                raise AssertionError(self.process.stdout.read())
-            time.sleep(0.2)
-        raise AssertionError(f"not within {seconds} s")
+                raise AssertionError(self.process.stdout.read())  # it stopped: say why
+            try:
+                return condition()
+            except (requests.ConnectionError, requests.Timeout):
+                return False  # still starting
+
+        eventually(holds, seconds, every=0.2)
 
     def stop(self, signum=signal.SIGINT) -> str:
         self.process.send_signal(signum)
