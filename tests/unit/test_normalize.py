@@ -74,3 +74,15 @@ def test_a_non_feed_is_a_clear_error():
 ])
 def test_dates_outside_1970_to_2100_or_not_dates_count_as_missing(struct, expected):
     assert struct_to_rfc3339(struct) == expected
+
+
+def test_an_rss_author_line_is_split_at_its_parentheses_whatever_its_letters():
+    """feedparser 6.0.14 splits "email (Name)" at the wrong offsets once a letter is not ASCII."""
+    feed = ("<rss version='2.0'><channel><title>t</title><link>https://x.example/</link>"
+            "<managingEditor>jonas@x.example (Jonas Große)</managingEditor>"
+            "<item><guid>a</guid><author>zoë@x.example (Zoë Ünal)</author></item>"
+            "<item><guid>b</guid></item></channel></rss>").encode()
+    parsed = parse_feed(feed, "https://x.example/feed")
+    own, inherited = normalize_entries(parsed.entries, "s", "https://x.example/feed", NOW, feed_authors=parsed.authors)
+    assert own.authors == [{"name": "Zoë Ünal", "email": "zoë@x.example", "uri": None}]
+    assert inherited.authors == [{"name": "Jonas Große", "email": "jonas@x.example", "uri": None}]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import feedparser
 
 from starfeed.parse.jsonfeed import NotJsonFeed, looks_like_json, parse_json_feed
+from starfeed.parse.normalize import email_and_name
 
 # Tags, skipping CDATA sections and comments (HTML inside them is not the document's nesting).
 _MARKUP = re.compile(rb"<!\[CDATA\[.*?\]\]>|<!--.*?-->|<(/?)[A-Za-z_][^\s/>]*[^>]*?(/?)>", re.DOTALL)
@@ -95,10 +96,13 @@ def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
 def _channel_authors(channel) -> list:
     """The channel's author: Atom's feed author, RSS's managingEditor or dc:creator."""
     authors = channel.get("authors")
-    if isinstance(authors, list) and authors:
-        return authors
-    detail = channel.get("author_detail")
-    return [detail] if isinstance(detail, dict) else []
+    if not (isinstance(authors, list) and authors):
+        detail = channel.get("author_detail")
+        authors = [detail] if isinstance(detail, dict) else []
+    line = _str(channel.get("author"))
+    if len(authors) == 1 and isinstance(authors[0], dict) and line and (split := email_and_name(line)):
+        return [{**authors[0], **split}]  # feedparser's own split is off once a letter is not ASCII
+    return authors
 
 
 def _str(value) -> str | None:

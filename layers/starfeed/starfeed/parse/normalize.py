@@ -150,10 +150,10 @@ def _authors(raw: Mapping) -> list[dict]:
     line = clean_text(raw.get("author"))
     if not authors and line:
         authors.append({"name": line, "email": None, "uri": None})
-    elif len(authors) == 1 and line and not all(v is None or v in line for v in (authors[0]["name"], authors[0]["email"])):
+    elif len(authors) == 1 and line and (split := email_and_name(line)):
         # feedparser 6.0.14 splits "email (Name)" by the wrong offsets once either holds a
-        # non-ASCII letter ("jonas@insanity.indu" / "stries (Jonas Große Sundrup"): split it again.
-        authors[0].update(_email_and_name(line))
+        # non-ASCII letter ("jonas@insanity.indu" / "stries (Jonas Große Sundrup"): ours wins.
+        authors[0].update(split)
     return authors
 
 
@@ -161,12 +161,11 @@ _EMAIL_THEN_NAME = re.compile(r"(?P<email>[^\s()<>]+@[^\s()<>]+)\s*\((?P<name>[^
 _NAME_THEN_EMAIL = re.compile(r"(?P<name>[^()<>]*?)\s*[(<](?P<email>[^\s()<>]+@[^\s()<>]+)[)>]")
 
 
-def _email_and_name(line: str) -> dict:
-    """RSS's author line, "email (Name)" or "Name <email>", as {name, email}."""
+def email_and_name(line: str) -> dict | None:
+    """An author line holding an address, "email (Name)" or "Name <email>", as {name, email};
+    None for any other line."""
     match = _EMAIL_THEN_NAME.fullmatch(line) or _NAME_THEN_EMAIL.fullmatch(line)
-    if match is None:
-        return {"name": line, "email": None}
-    return {"name": match["name"].strip() or None, "email": match["email"]}
+    return None if match is None else {"name": match["name"].strip() or None, "email": match["email"]}
 
 
 def _author_list(details) -> list[dict]:
