@@ -23,7 +23,7 @@ from collections import Counter
 from starfeed.fetch.github import GitHub, read_following, read_stars
 from starfeed.fetch.record import apply_decision
 from starfeed.local.github_sim import LIMIT, WINDOW, GitHubSim, population
-from starfeed.model import Source
+from starfeed.model import Source, Status
 from starfeed.parse.github import star_uid
 from starfeed.schedule.github import decide_github
 from starfeed.settings import Settings
@@ -52,7 +52,7 @@ def run(users: int, days: int, seed: int = 11) -> dict:
                     if user.next_check_at > now:
                         continue
                     read = read_stars(github, login, user.etag, None, lambda uids, k=known[login]: set(uids) & k,
-                                      first_sync=user.status == "new", now=now,
+                                      first_sync=user.status == Status.NEW, now=now,
                                       last_starred_at=user.last_starred_at)
                     if read.verdict.kind == "rate-limited":
                         paused_until = read.verdict.until
@@ -65,7 +65,7 @@ def run(users: int, days: int, seed: int = 11) -> dict:
                         delays.extend(now - s.starred_epoch for s in read.stars)
                     known[login].update(star_uid(login, s) for s in read.stars)
                     user.publications = sorted(set(user.publications) | {s.starred_epoch for s in read.stars})
-                    user.etag, user.status = read.etag or user.etag, "ok"
+                    user.etag, user.status = read.etag or user.etag, Status.OK
                     user.last_starred_at = max([s.starred_at for s in read.stars] + [user.last_starred_at or ""])
                     apply_decision(user, decide_github(user, "ok", None, user.publications, len(read.stars), now,
                                                        settings, rng), now, settings)
