@@ -40,6 +40,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python -m starfeed.bench.github
 	$(BIN)/python -m starfeed.bench.aws_requests
 	$(BIN)/python -m starfeed.bench.extract
+	$(BIN)/python -m starfeed.bench.enrich
 	mkdir -p .starfeed
 	$(BIN)/python -m starfeed.bench.schedsim --generate .starfeed/bench-population.jsonl --feeds 1000 --seed 1
 	$(BIN)/python -m starfeed.bench.schedsim --population .starfeed/bench-population.jsonl

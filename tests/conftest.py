@@ -95,3 +95,20 @@ def dead_letters(stack) -> int:
 def failed_records(stack) -> int:
     """After a drain, what is left in the work queues failed: nothing else stays."""
     return queued(stack, "FetchQueue", "RenderQueue")
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    """The starfeed command in this process: its exit code, stdout and stderr."""
+    from starfeed.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse refusing the arguments
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def row_of(out: str, source_id: str) -> str:
+    """The line of `source list` that shows this source."""
+    return next(r for r in out.splitlines() if r.startswith(source_id))

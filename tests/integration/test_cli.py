@@ -8,23 +8,10 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, body_of, http_get
+from conftest import ROOT, body_of, http_get, row_of
+from conftest import run_cli as run
 
 from origin import Reply, rss
-from starfeed.cli import main
-
-
-def run(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:  # argparse refusing the arguments
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def row_of(out: str, source_id: str) -> str:
-    return next(r for r in out.splitlines() if r.startswith(source_id))
 
 
 def test_add_says_what_the_first_fetch_keeps_and_list_fits_100_columns(stack, capsys, origin):
@@ -41,10 +28,11 @@ def test_add_says_what_the_first_fetch_keeps_and_list_fits_100_columns(stack, ca
     stack.run_cycle()
     code, out, _ = run(capsys, "source", "list")
     header = out.splitlines()[0]
-    assert header.split() == ["ID", "STATE", "NEXT", "ENTRIES", "DROPPED", "TITLE"]
+    assert header.split() == ["ID", "STATE", "POLL", "NEXT", "ENTRIES", "DROPPED", "ROOT", "TITLE"]
     assert all(len(line) <= 100 for line in out.splitlines()), max(out.splitlines(), key=len)
     row = row_of(out, source_id)
-    assert row.split()[1:3] == ["ok", "in"] and row.split()[4:6] == ["0", "2"] and "CLI feed" in row
+    assert row.split()[1:4] == ["ok", "on", "in"] and row.split()[5:8] == ["0", "2", "127.0.0.1"]
+    assert "CLI feed" in row
     assert "DROPPED: entries the last fetch left out by seed 002's filters" in out
     wide = row_of(run(capsys, "source", "list", "--wide")[1], source_id)
     assert url in wide and "published before you subscribed" in wide
@@ -52,6 +40,9 @@ def test_add_says_what_the_first_fetch_keeps_and_list_fits_100_columns(stack, ca
     assert listed[source_id]["last_dropped"] == {"published before you subscribed": 2}
     assert run(capsys, "source", "remove", source_id)[0] == 0
     assert source_id not in run(capsys, "source", "list")[1]
+    code, _, err = run(capsys, "source", "remove", source_id)
+    assert code == 1 and "removed already" in err
+    assert run(capsys, "source", "purge", source_id)[0] == 0
     code, _, err = run(capsys, "source", "remove", source_id)
     assert code == 1 and "no source with id" in err
 
@@ -69,7 +60,7 @@ def test_backfill_keeps_the_newest_n_of_the_first_fetch(stack, capsys, origin):
     served = json.loads(body_of(http_get(stack, f"/s/{source_id}/feed.json")))
     assert [i["title"] for i in served["items"]] == ["Backfilled 0", "Backfilled 1"]
     row = row_of(run(capsys, "source", "list")[1], source_id)
-    assert row.split()[4:6] == ["2", "2"]  # after "ok in 1d": entries stored, dropped by the filters
+    assert row.split()[5:7] == ["2", "2"]  # after "ok on in 1d": entries stored, dropped by the filters
     show = run(capsys, "source", "show", source_id)[1]
     assert "dropped:        2 older than 7 days (last fetch)" in show
     assert "backfill:       the first fetch kept the newest 2" in show
@@ -93,6 +84,7 @@ def test_an_unreachable_url_is_refused_in_one_line_unless_no_check(stack, capsys
     assert "could not connect" in reasons  # the full error, below the table (sources sharing it grouped)
     assert "could not connect" in run(capsys, "source", "show", source_id)[1]
     assert run(capsys, "source", "remove", source_id)[0] == 0
+    assert run(capsys, "source", "purge", source_id)[0] == 0
 
 
 def test_a_missing_feed_and_a_page_without_one_are_refused(stack, capsys, origin):

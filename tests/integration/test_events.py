@@ -11,7 +11,8 @@ from origin import Reply, rss
 from starfeed.model import Source
 
 EVENT_FOR = {"scheduler.json": "SchedulerFunction", "fetcher.json": "FetcherFunction",
-             "renderer.json": "RendererFunction", "api.json": "ApiFunction"}
+             "renderer.json": "RendererFunction", "api.json": "ApiFunction",
+             "enricher.json": "EnricherFunction"}
 
 
 def test_every_event_file_has_a_function():
@@ -79,7 +80,7 @@ def test_renderer_reports_a_malformed_record_and_renders_the_rest(stack):
 def test_event_files_are_valid_json_of_the_right_shape():
     for name in EVENT_FOR:
         event = json.loads((ROOT / "events" / name).read_text())
-        if name in ("fetcher.json", "renderer.json"):
+        if name in ("fetcher.json", "renderer.json", "enricher.json"):
             assert all(r["eventSource"] == "aws:sqs" for r in event["Records"])
         if name == "fetcher.json":
             assert all(r["attributes"]["MessageGroupId"] for r in event["Records"])
@@ -94,3 +95,20 @@ def test_a_render_target_for_a_removed_source_is_skipped(stack, storage):
     event["Records"][0]["body"] = json.dumps({"targets": ["s/0000deadbeef/feed"]})
     assert stack.functions["RendererFunction"].invoke(event) == {"batchItemFailures": []}
     assert not storage.blobs.has_feed("s/0000deadbeef/feed.xml")
+
+
+def test_enricher_event_analyzes_the_entry_it_names(stack, storage, origin):
+    seed_event_sources(storage, origin)
+    article = origin.serve("/ev1", Reply(200, b"<html><body><article>" + b"<p>Event one happened today.</p>" * 20
+                                         + b"</article></body></html>", {"Content-Type": "text/html"}))
+    origin.serve("/event1.xml", Reply(200, rss(("ev1", "Event item 1")).replace(b"https://example.org/ev1",
+                                                                                 article.encode())))
+    storage.sources.change("e0e0e0e0e001", {"deframe": True})
+    stack.functions["FetcherFunction"].invoke(load_event("fetcher.json"))
+    assert stack.functions["EnricherFunction"].invoke(load_event("enricher.json")) == {"batchItemFailures": []}
+    result = storage.analyses.entry("e0e0e0e0e001", "ev1").analyzer_result
+    assert result["input"] == "article" and result["summary"].startswith("Event one happened today.")
+    stack.drain()
+    fresh = stack.cold_start("ApiFunction")  # not an instance that cached the feed before
+    one = fresh.invoke({**load_event("api.json"), "rawPath": "/s/e0e0e0e0e001/feed.xml"})
+    assert "Original headline: Event item 1" in body_of(one)

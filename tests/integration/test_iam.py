@@ -12,17 +12,19 @@ from urllib.parse import quote
 
 import pytest
 from aws_calls import recording
+from converse import ConverseServer, text_answer
 from conftest import ROOT, http_get
 
 from origin import Reply, rss
 from waiting import eventually
 from starfeed.cli import main
+from starfeed.enrich.bedrock import BedrockAnalyzer
 from starfeed.local.github_sim import GitHubSim, population
 from starfeed.local.template import load
 from starfeed.sources import add_source
 from starfeed.store import Storage
 
-FUNCTIONS = ("SchedulerFunction", "FetcherFunction", "RendererFunction", "ApiFunction")
+FUNCTIONS = ("SchedulerFunction", "FetcherFunction", "RendererFunction", "ApiFunction", "EnricherFunction")
 
 
 def make_due(storage, source_id):
@@ -52,6 +54,8 @@ def _logical(resource) -> tuple[str, str]:
     text = resource["Fn::Sub"]
     if "${GitHubTokenName}" in text:
         return "GitHubTokenName", ""
+    if "${BedrockModelId}" in text:
+        return "BedrockModelId", ""
     name, _, rest = text.partition(".Arn}")
     return name.removeprefix("${"), rest.removeprefix("/") if rest.startswith("/index") else rest
 
@@ -66,6 +70,11 @@ def scenario(stack, storage, origin, other_origin, monkeypatch):
     monkeypatch.setattr(stack.functions["FetcherFunction"].module, "storage",
                         Storage(replace(settings, fetch_retry_seconds=1, sighting_refresh=0)))
     monkeypatch.setenv("STARFEED_GITHUB_API_URL", sim.url)
+    # The enricher on Bedrock, a loopback server speaking Converse standing in for it.
+    bedrock = ConverseServer()
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", bedrock.url)
+    enricher = stack.functions["EnricherFunction"].module
+    monkeypatch.setattr(enricher, "analyzer", BedrockAnalyzer(settings.bedrock_model_id, settings.region))
     stack.drain()
     storage.hosts.clear_pause(settings.github_host)
     ssm = storage.client("ssm")
@@ -86,6 +95,30 @@ def scenario(stack, storage, origin, other_origin, monkeypatch):
         assert main(["github", "sync"]) == 0  # a follow list whose accounts are known already
         make_due(storage, kept.source_id)  # a feed seen again: its entry's sighting is written
         stack.run_cycle()
+        # A deframed source: its articles downloaded (robots.txt read), analyzed, stored, rendered;
+        # the model's first answer is malformed, so that failure is recorded on the source too.
+        origin.serve("/robots.txt", Reply(404))
+        origin.serve("/iam-article", Reply(200, b"<html><body><p>An article.</p></body></html>",
+                                          {"Content-Type": "text/html"}))
+        document = rss(("i3", "Framed"), ("i5", "Framed too"))
+        for uid in (b"i3", b"i5"):
+            document = document.replace(b"https://example.org/" + uid, f"{origin.url}/iam-article".encode())
+        deframed = add_source(storage, origin.serve("/iam-deframed.xml", Reply(200, document)), hour_ago, ["iam"])[0]
+        assert main(["source", "deframe", deframed.source_id, "on"]) == 0
+        bedrock.replies.append((200, text_answer("No tool for me."), None))
+        stack.run_cycle()
+        entries = [storage.analyses.entry(deframed.source_id, uid) for uid in ("i3", "i5")]
+        analyzed = [e for e in entries if e.analyzer_result]
+        assert len(analyzed) == 1 and analyzed[0].analyzer_result["model"] == settings.bedrock_model_id
+        # Over budget: one entry waits in place, one that waited often is put back as a new message.
+        monkeypatch.setattr(enricher, "storage", Storage(replace(settings, analyzer_daily_calls=0)))
+        waiting = {"messageId": "w1", "receiptHandle": "not-a-real-handle",
+                   "body": json.dumps({"feed_id": deframed.source_id, "entry_uid": "i4"}),
+                   "attributes": {"ApproximateReceiveCount": "1"}}
+        storage.entries.upsert([replace(analyzed[0], entry_uid="i4", analyzer_result=None)], time.time())
+        stack.functions["EnricherFunction"].invoke({"Records": [
+            waiting, {**waiting, "messageId": "w2", "attributes": {"ApproximateReceiveCount": "3"}}]})
+        stack.sqs.purge_queue(QueueUrl=stack.queue("EnrichQueue"))
         stack.sqs.send_message(QueueUrl=stack.queue("FetchQueue"), MessageBody="not json",
                                MessageGroupId="iam", MessageDeduplicationId=f"iam-{time.time()}")
         stack.drain()  # a failed record is retried alone: its visibility changes
@@ -113,6 +146,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch):
     for message in eventually(dead_lettered, what="the poison in the dead-letter queue"):
         stack.sqs.delete_message(QueueUrl=dlq, ReceiptHandle=message["ReceiptHandle"])
     sim.close()
+    bedrock.close()
     storage.hosts.clear_pause(busy.host)
     ssm.delete_parameter(Name="/starfeed/github-token")
 
@@ -129,6 +163,14 @@ def test_the_github_token_is_readable_by_the_fetcher_alone():
     for store, action in (("ssm", "ssm:GetParameter"), ("secretsmanager", "secretsmanager:GetSecretValue")):
         readers = {f for f in FUNCTIONS for grant in granted(f, store) if grant[1] == action}
         assert readers == {"FetcherFunction"}, store
+
+
+def test_only_the_enricher_calls_bedrock_and_only_its_model():
+    callers = {grant for f in FUNCTIONS for grant in granted(f) if grant[1].startswith("bedrock:")}
+    assert callers == {("EnricherFunction", "bedrock:InvokeModel", "BedrockModelId", "")}
+    statement = next(s for p in load(ROOT / "template.yaml")["Resources"]["EnricherFunction"]["Properties"]["Policies"]
+                     for s in p["Statement"] if s["Sid"] == "TheModel")
+    assert statement["Resource"]["Fn::Sub"].endswith(":foundation-model/${BedrockModelId}")
 
 
 def test_only_the_scheduler_writes_the_pace():

@@ -89,6 +89,13 @@ class Source:
     # Keep the newest N entries of the first fetch whatever seed 002's first-poll and age
     # filters say (`source add --backfill N`): a new subscription then starts with its history.
     backfill: int = 0
+    # Seed 004's deframing: each new entry goes to the enricher, which stores an analyzer_result.
+    deframe: bool = False
+    prompt: str | None = None  # the analyzer's system prompt for this source; None: the default
+    # The analyzer's last failure on one of its entries (cleared by its next success).
+    analysis_error: str | None = None
+    # Soft delete (`source remove`): never fetched or served until `source restore`.
+    deleted_at: float | None = None
     language: str | None = None  # as the feed declares it (RSS <language>, xml:lang, JSON Feed)
     # Conditional GET validators.
     etag: str | None = None
@@ -133,6 +140,11 @@ class Source:
     def host(self) -> str:
         return host_key_of(self.url)
 
+    @property
+    def live(self) -> bool:
+        """Fetched and served: enabled and not removed."""
+        return bool(self.enabled) and self.deleted_at is None
+
 
 # Seed 003 §7: a date before 1970 is a mistake (Hugo's 0001-01-01), whatever wrote it to the store.
 _TRUSTED_FROM = "1970-01-01T00:00:00Z"
@@ -169,6 +181,8 @@ class Entry:
     ordered_at: str | None = None
     # What starfeed changed to store the entry (an over-long link dropped, content truncated).
     warnings: list[str] = field(default_factory=list)
+    # Seed 004: what the analyzer made of it (enrich/analysis.AnalyzerResult as a dict), or None.
+    analyzer_result: dict | None = None
 
     @property
     def sort_time(self) -> str:

@@ -28,6 +28,7 @@ class Settings:
     raw_bucket: str = "starfeed-raw"
     fetch_queue_url: str = ""
     render_queue_url: str = ""
+    enrich_queue_url: str = ""
     region: str = "us-east-1"
     # None means the real AWS endpoints; the local stack points this at moto.
     endpoint_url: str | None = None
@@ -98,6 +99,15 @@ class Settings:
     # an instance is asked for without pause, $0.53 a month; a reader polling every 15 min costs
     # one GET per poll, as it would with a 30 s window.
     api_cache_ttl: float = 2.0
+    # Deframing (seed 004): the analyzer ("mock" or "bedrock"), its daily budget, its input.
+    analyzer: str = "mock"
+    analyzer_latency_ms: int = 300  # the mock's simulated latency
+    bedrock_model_id: str = "amazon.nova-lite-v1:0"
+    # Over either budget, entries wait in the enrichment queue for the next UTC day.
+    analyzer_daily_calls: int = 1000
+    analyzer_daily_tokens: int = 2_000_000
+    analyzer_input_chars: int = 12000  # of the article's text sent to the analyzer
+    robots_cache_seconds: int = 86400  # a host's robots.txt is read again after this
     # GitHub (seed 000). The token is not a setting: see store/secrets.py.
     github_api_url: str = "https://api.github.com"  # or a GitHub Enterprise https://HOST/api/v3
     github_token_store: str = "ssm"  # where the deployment reads the token: ssm | secretsmanager
@@ -161,6 +171,7 @@ _RESOURCE_ENV = {
     "raw_bucket": "RAW_BUCKET",
     "fetch_queue_url": "FETCH_QUEUE_URL",
     "render_queue_url": "RENDER_QUEUE_URL",
+    "enrich_queue_url": "ENRICH_QUEUE_URL",
 }
 
 

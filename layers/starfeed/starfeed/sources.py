@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from starfeed.model import Kind, Source, source_id_for
+from starfeed.model import Kind, Source, root_domain_of, source_id_for
 from starfeed.store import Storage
 from starfeed.store.limits import PARTITION_KEY_BYTES
 
@@ -23,9 +23,12 @@ COLLECTION_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 def new_source(url: str, now: float, collections: list[str] | None = None, *, kind: str = "feed",
-               enforce_feed_domain: bool = False, jitter: float = 0.0, backfill: int = 0) -> Source:
+               enforce_feed_domain: bool = False, jitter: float = 0.0, backfill: int = 0,
+               no_root_domain: bool = False, deframe: bool = False) -> Source:
     """jitter: seed 002's startup jitter, so a bulk import does not hit every host at once.
-    backfill: the first fetch keeps the newest N entries whatever seed 002's filters say."""
+    backfill: the first fetch keeps the newest N entries whatever seed 002's filters say.
+    Seed 004's root domain is derived from the URL here, once, unless no_root_domain (`source add
+    --no-root-domain`: left empty; `starfeed root-domain set` gives one later)."""
     url = url.strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -42,7 +45,8 @@ def new_source(url: str, now: float, collections: list[str] | None = None, *, ki
     return Source(source_id=source_id_for(url), url=url, created_at=now,
                   next_check_at=now + random.uniform(0, jitter) if jitter else now,
                   collections=list(collections or []), kind=kind,
-                  enforce_feed_domain=enforce_feed_domain, backfill=backfill)
+                  enforce_feed_domain=enforce_feed_domain, backfill=backfill, deframe=deframe,
+                  root_domain=None if no_root_domain else root_domain_of(url) or None)
 
 
 GITHUB_COLLECTION = "github"  # every followed GitHub account joins it; its feed is seed 000's
@@ -53,17 +57,18 @@ def github_following_source(settings, now: float) -> Source:
     """The follow list of the token's user (seed 000): one per deployment, re-synced daily."""
     url = f"{settings.github_api_url.rstrip('/')}/user/following"
     return Source(source_id=source_id_for(url), url=url, kind=Kind.GITHUB_FOLLOWING, created_at=now,
-                  title="GitHub follow list", next_check_at=now)
+                  title="GitHub follow list", next_check_at=now, root_domain=root_domain_of(url) or None)
 
 
 def github_user_source(settings, account, now: float) -> Source:
     """A followed account, keyed by its numeric id so a renamed account keeps its stars. Due at
     once: the GitHub host's message groups already cap the calls in flight, so no jitter."""
     api = settings.github_api_url.rstrip("/")
+    url = f"{api}/users/{account.login}/starred"
     return Source(source_id=source_id_for(f"{api}/user/{account.user_id}"), kind=Kind.GITHUB_USER,
-                  url=f"{api}/users/{account.login}/starred", title=account.login, login=account.login,
+                  url=url, title=account.login, login=account.login,
                   user_id=account.user_id, created_at=now, collections=[GITHUB_COLLECTION], tier="low",
-                  next_check_at=now)
+                  next_check_at=now, root_domain=root_domain_of(url) or None)
 
 
 def add_source(storage: Storage, url: str, now: float, collections: list[str] | None = None,

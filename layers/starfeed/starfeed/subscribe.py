@@ -1,10 +1,13 @@
 """What a person does to the sources, as the CLI (and any API) asks for it: subscribe after one
-check, import an OPML file, sync, enable, disable, set a policy, remove. Each returns what it did,
-or raises Refused with a reason a person can act on; none prints."""
+check, import an OPML file, sync, enable, disable, set a policy, remove (a soft delete), restore,
+purge, set or clear a root domain. Each returns what it did, or raises Refused with a reason a
+person can act on; none prints."""
 
 from __future__ import annotations
 
+import re
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -16,7 +19,8 @@ from starfeed.model import Source, host_key_of
 from starfeed.parse.html import FeedLink, discover_feeds, looks_like_html
 from starfeed.render import SOURCES_SUMMARY, targets_for
 from starfeed.settings import Settings
-from starfeed.sources import BadSource, OpmlFeed, add_source, github_following_source, new_source, own_feed
+from starfeed.sources import (BadSource, OpmlFeed, add_source, github_following_source, new_source, own_feed,
+                              subscribed)
 from starfeed.store import Storage
 
 CHECKS_IN_FLIGHT = 8  # an OPML import checks this many feeds at once, at most 2 per host
@@ -74,27 +78,94 @@ def request_renders(storage: Storage, targets: list[str] = ()) -> None:
 
 
 def sync(storage: Storage, source_id: str, now: float) -> None:
-    """Seed 004's resurrection: due now, error, failures and lease cleared; refused when disabled."""
+    """Seed 004's resurrection: due now, error, failures and lease cleared; refused when disabled
+    or removed."""
     changes = {"next_check_at": now, "last_error": None, "locked_until": None, "consecutive_failures": 0}
     if not storage.sources.change(source_id, changes, require_enabled=True):
         source = storage.sources.get(source_id)
-        raise Refused(f"no source with id {source_id}" if source is None
-                      else f"{source_id} is disabled: `starfeed source enable {source_id}` first")
+        if source is None:
+            raise Refused(f"no source with id {source_id}: see `starfeed source list`")
+        if source.deleted_at is not None:
+            raise Refused(f"{source_id} was removed: `starfeed source restore {source_id}` first")
+        raise Refused(f"{source_id} is disabled: `starfeed source enable {source_id}` first")
 
 
 def set_field(storage: Storage, source_id: str, name: str, value) -> None:
-    """enabled, polling or policy. Enabling or disabling re-renders every feed the source is in."""
+    """enabled, polling, policy or deframe. Enabling or disabling, and deframing on or off (its
+    items' titles change), re-render every feed the source is in."""
     if not storage.sources.change(source_id, {name: value}):
         raise Refused(f"no source with id {source_id}: see `starfeed source list`")
-    if name == "enabled":
+    if name in ("enabled", "deframe"):
         _rerender(storage, storage.sources.get(source_id))
 
 
-def remove(storage: Storage, source_id: str) -> None:
-    source = storage.sources.get(source_id)
-    if source is None or not storage.sources.delete(source_id):
+PROMPT_MAX_CHARS = 16_000  # a source's own prompt is stored on its item (400 KB at most)
+
+
+def set_prompt(storage: Storage, source_id: str, text: str | None) -> str:
+    """A source's own analyzer prompt (None: the default again); returns its version, which each
+    result records. Results already stored keep theirs; new entries are analyzed with this one."""
+    from starfeed.enrich.analysis import prompt_for
+
+    if text is not None:
+        text = text.strip()
+        if not text:
+            raise Refused("the prompt file is empty: `--clear` goes back to the default prompt")
+        if len(text) > PROMPT_MAX_CHARS:
+            raise Refused(f"a prompt of {len(text):,} characters is longer than {PROMPT_MAX_CHARS:,}")
+    if not storage.sources.change(source_id, {"prompt": text}):
         raise Refused(f"no source with id {source_id}: see `starfeed source list`")
+    return prompt_for(text).version
+
+
+def _existing(storage: Storage, source_id: str) -> Source:
+    source = storage.sources.get(source_id)
+    if source is None:
+        raise Refused(f"no source with id {source_id}: see `starfeed source list`")
+    return source
+
+
+def remove(storage: Storage, source_id: str, now: float) -> Source:
+    """Seed 004's soft delete: the source stays stored with deleted_at, out of the Due index (never
+    fetched; a fetch in flight loses its lease and writes nothing), its feed unpublished. `restore`
+    undoes it; `purge` deletes it and its entries."""
+    source = _existing(storage, source_id)
+    if source.deleted_at is not None:
+        raise Refused(f"{source_id} was removed already: `starfeed source restore {source_id}` brings it "
+                      f"back, `starfeed source purge {source_id}` deletes it and its entries")
+    if not storage.sources.change(source_id, {"deleted_at": now, "locked_until": None}):
+        raise Refused(f"no source with id {source_id}: see `starfeed source list`")
+    source.deleted_at = now
     _rerender(storage, source)
+    return source
+
+
+def restore(storage: Storage, source_id: str, now: float) -> Source:
+    """Undo `remove`: due now (its lease cleared), its feeds rendered again."""
+    source = _existing(storage, source_id)
+    if source.deleted_at is None:
+        raise Refused(f"{source_id} is not removed: `starfeed source list --deleted` lists the removed sources")
+    changes = {"deleted_at": None, "next_check_at": now, "locked_until": None}
+    if not storage.sources.change(source_id, changes):
+        raise Refused(f"no source with id {source_id}: see `starfeed source list`")
+    for name, value in changes.items():
+        setattr(source, name, value)
+    _rerender(storage, source)
+    return source
+
+
+def purge(storage: Storage, source_id: str) -> int:
+    """Delete a removed source for good: its entries, their copies in its collections, its
+    memberships and itself; its feeds rendered again. Returns the number of entries deleted."""
+    source = _existing(storage, source_id)
+    if source.deleted_at is None:
+        raise Refused(f"{source_id} is not removed: `starfeed source remove {source_id}` first "
+                      "(purge deletes only removed sources)")
+    # Entries first: a purge that fails half-way leaves the source, and purging again finishes.
+    purged = storage.entries.purge(source_id, source.collections)
+    storage.sources.delete(source_id)
+    _rerender(storage, source)
+    return purged
 
 
 def _rerender(storage: Storage, source: Source | None) -> None:
@@ -102,6 +173,45 @@ def _rerender(storage: Storage, source: Source | None) -> None:
     source is gone or disabled), and the views that list every source."""
     if source is not None:
         request_renders(storage, targets_for(source))
+
+
+# Seed 004's root domain: a lower-case host name (example.com, localhost, 127.0.0.1).
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+ROOT_DOMAIN = re.compile(rf"(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*")
+
+
+def find(storage: Storage, id_or_url: str) -> Source:
+    """A source by its id, or by its URL (the one subscribed, or where it moved)."""
+    key = id_or_url.strip()
+    source = (subscribed(storage, [key]).get(key) if "://" in key else storage.sources.get(key))
+    if source is None:
+        raise Refused(f"no source with {'URL' if '://' in key else 'id'} {key}: see `starfeed source list`")
+    return source
+
+
+def set_root_domain(storage: Storage, id_or_url: str, domain: str) -> tuple[Source, str]:
+    """Seed 004: set a source's root domain by hand (lower-cased, spaces and a final dot cut)."""
+    domain = domain.strip().lower().rstrip(".")
+    if not ROOT_DOMAIN.fullmatch(domain):
+        raise Refused(f"not a domain name: {domain!r} (expected a host name such as example.com)")
+    source = find(storage, id_or_url)
+    storage.sources.change(source.source_id, {"root_domain": domain})
+    return source, domain
+
+
+def clear_root_domain(storage: Storage, id_or_url: str) -> Source:
+    """Seed 004: the source keeps no root domain (it leaves `/api/site`)."""
+    source = find(storage, id_or_url)
+    storage.sources.change(source.source_id, {"root_domain": None})
+    return source
+
+
+def root_domains(storage: Storage) -> list[tuple[str | None, int]]:
+    """Every root domain with its number of sources (removed ones left out), sorted by name;
+    the sources without one last, as None."""
+    counts = storage.sources.root_domains()
+    return sorted(((d, n) for d, n in counts.items() if d), key=lambda p: p[0]) + (
+        [(None, counts[None])] if counts.get(None) else [])
 
 
 @dataclass
@@ -139,15 +249,19 @@ def import_known(storage: Storage, feed: OpmlFeed, existing: dict[str, Source], 
     source = existing.get(feed.url.strip())
     if source is None:
         return None
+    restored = source.deleted_at is not None
+    if restored:  # subscribing again undoes a remove
+        source = restore(storage, source.source_id, time.time())
     joined = [c for c in feed.collections if c not in source.collections]
-    if not joined:
-        return Imported("already subscribed", f"{source.source_id} {source.url}")
-    source.collections = [*source.collections, *joined]
-    storage.sources.change(source.source_id, {"collections": source.collections})
-    for collection in joined:
-        storage.collections.join(collection, source.source_id, has_entries=True)
-    return Imported("already subscribed", f"{source.source_id} {source.url}, now also in {', '.join(joined)}",
-                    targets=targets_for(source))
+    if joined:
+        source.collections = [*source.collections, *joined]
+        storage.sources.change(source.source_id, {"collections": source.collections})
+        for collection in joined:
+            storage.collections.join(collection, source.source_id, has_entries=True)
+    text = f"{source.source_id} {source.url}" + (", restored: it had been removed" if restored else "") \
+        + (f", now also in {', '.join(joined)}" if joined else "")
+    return Imported("added" if restored else "already subscribed", text,
+                    targets=targets_for(source) if joined else [])
 
 
 def checked(feeds: list[OpmlFeed], settings: Settings, no_check: bool,

@@ -99,13 +99,23 @@ def counting():
         yield calls
 
 
-def run() -> dict[str, Counter]:
+@contextmanager
+def stack_with_origin(handler: type[BaseHTTPRequestHandler], name: str):
+    """A local stack (its state in a temporary folder, removed after) and a loopback origin."""
     logging.basicConfig(level=logging.WARNING)
-    stack = LocalStack({"STARFEED_ALLOW_PRIVATE_NETWORKS": "1", "STARFEED_PUBLIC_URL": "http://bench.test"},
-                       state=Path(tempfile.mkdtemp(prefix="starfeed-aws-requests-")))
-    origin = Loopback(_Handler)
-    try:
-        storage = Storage(Settings.from_env(stack.environment))
+    with tempfile.TemporaryDirectory(prefix=f"starfeed-{name}-") as state:
+        stack = LocalStack({"STARFEED_ALLOW_PRIVATE_NETWORKS": "1", "STARFEED_PUBLIC_URL": "http://bench.test"},
+                           state=Path(state))
+        origin = Loopback(handler)
+        try:
+            yield stack, Storage(Settings.from_env(stack.environment)), origin
+        finally:
+            origin.close()
+            stack.close()
+
+
+def run() -> dict[str, Counter]:
+    with stack_with_origin(_Handler, "aws-requests") as (stack, storage, origin):
         now = time.time()
         source, _ = add_source(storage, f"{origin.url}/feed.xml", now - 3600, ["bench"], backfill=ITEMS)
         for n in range(MEMBERS - 1):  # the rest of the collection: other sites' feeds
@@ -127,9 +137,6 @@ def run() -> dict[str, Counter]:
         measure("render: the source", lambda: render_targets(storage, [f"s/{source.source_id}/feed"]))
         measure(f"render: a collection of {MEMBERS}", lambda: render_targets(storage, ["c/bench/feed"]))
         return results
-    finally:
-        origin.close()
-        stack.close()
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """The starfeed command line: manage sources of the local stack or of a deployed one.
 
-One module per command group (sources, opml, github, inspect, local); each parses and prints,
-and calls the package (starfeed.subscribe, starfeed.following, starfeed.deployment) to act."""
+One module per command group (sources, root_domain, opml, github, inspect, local); each parses
+and prints, and calls the package (starfeed.subscribe, starfeed.following, starfeed.deployment) to act."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import argparse
 import os
 import sys
 
-from starfeed.cli import github, inspect, local, opml, sources
+from starfeed.cli import github, inspect, local, opml, root_domain, sources
 from starfeed.cli.common import CliError, describe
 
 
@@ -47,6 +47,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--stack", metavar="NAME",
                         help="a deployed CloudFormation stack (default: the local stack of `make run`)")
     commands = parser.add_subparsers(dest="command", required=True)
-    for group in (sources, inspect, opml, github, local):
+    for group in (sources, root_domain, inspect, opml, github, local):
         group.add_commands(commands)
     return parser

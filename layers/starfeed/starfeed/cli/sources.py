@@ -1,13 +1,16 @@
-"""starfeed source add | list | show | sync | enable | disable | polling | policy | remove."""
+"""starfeed source add | list | show | sync | enable | disable | polling | policy | deframe | prompt |
+remove | restore | purge."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections import Counter
+from pathlib import Path
 
 from starfeed import subscribe
 from starfeed.cli.common import CliError, ago, clip, connect, count, span, until
+from starfeed.enrich.analysis import prompt_for
 from starfeed.model import GITHUB_KINDS, Kind, Status
 from starfeed.schedule.github import tier_of
 from starfeed.sources import BadSource, add_source, new_source, subscribed
@@ -35,13 +38,23 @@ def add_commands(commands) -> None:
                      help="follow the page's main article instead of a feed (seed 002)")
     add.add_argument("--enforce-domain", action="store_true",
                      help="drop items that link off the feed's host (seed 004; off by default)")
+    add.add_argument("--no-root-domain", action="store_true",
+                     help="leave its root domain empty instead of taking it from the URL (seed 004; "
+                          "`starfeed root-domain set` gives one later)")
+    add.add_argument("--deframe", action="store_true",
+                     help="analyze each new entry (seed 004): a deframed title, a neutral summary, the "
+                          "facts and a framing score, served in its feeds")
     add.set_defaults(action=_add)
-    listing = source.add_parser("list", help="every source: state, next check, entries (100 columns)")
+    listing = source.add_parser("list", help="every source: state, polling, next check, entries, root "
+                                "domain (100 columns); removed sources with --deleted")
+    listing.add_argument("--deleted", action="store_true",
+                         help="only the removed sources, with when they were removed")
     shape = listing.add_mutually_exclusive_group()
     shape.add_argument("--wide", action="store_true",
                        help="every column: URL, interval, tier, the scheduler's reason, failures, "
                             "the full last error, and the full pace")
-    shape.add_argument("--json", action="store_true", help="every field, as one JSON array")
+    shape.add_argument("--json", action="store_true",
+                       help="every field, as one JSON array (removed sources included, with deleted_at)")
     listing.set_defaults(action=_list)
     show = source.add_parser("show", help="everything about one source: its full last error, "
                              "what the filters dropped, its recent fetches")
@@ -54,29 +67,42 @@ def add_commands(commands) -> None:
         toggle = source.add_parser(verb, help=text)
         toggle.add_argument("id")
         toggle.set_defaults(action=_set)
-    polling = source.add_parser("polling", help="off: the next fetch is the last (seed 004)")
-    polling.add_argument("id")
-    polling.add_argument("value", choices=("on", "off"))
-    polling.set_defaults(action=_set)
-    policy = source.add_parser("policy", help="on failure: backoff (default) or one-strike")
-    policy.add_argument("id")
-    policy.add_argument("value", choices=("backoff", "one-strike"))
-    policy.set_defaults(action=_set)
-    remove = source.add_parser("remove", help="unsubscribe")
+    for verb, text, choices in (
+            ("polling", "off: the next fetch is the last (seed 004)", ("on", "off")),
+            ("policy", "on failure: backoff (default) or one-strike", ("backoff", "one-strike")),
+            ("deframe", "on: analyze each new entry and serve the results (seed 004)", ("on", "off"))):
+        setting = source.add_parser(verb, help=text)
+        setting.add_argument("id")
+        setting.add_argument("value", choices=choices)
+        setting.set_defaults(action=_set)
+    prompt = source.add_parser("prompt", help="the analyzer's system prompt for this source, from a file")
+    prompt.add_argument("id")
+    which = prompt.add_mutually_exclusive_group(required=True)
+    which.add_argument("file", nargs="?", help="a UTF-8 text file holding the prompt")
+    which.add_argument("--clear", action="store_true", help="back to the default prompt")
+    prompt.set_defaults(action=_prompt)
+    remove = source.add_parser("remove", help="unsubscribe: never fetched or served again, kept until "
+                               "purged (restore undoes it)")
     remove.add_argument("id")
     remove.set_defaults(action=_remove)
+    restore = source.add_parser("restore", help="undo remove: fetched now, and served again")
+    restore.add_argument("id")
+    restore.set_defaults(action=_restore)
+    purge = source.add_parser("purge", help="delete a removed source and its stored entries for good")
+    purge.add_argument("id")
+    purge.set_defaults(action=_purge)
 
 
 def _add(args) -> None:
     kind = Kind.WEBSITE if args.website else Kind.FEED
     try:  # a URL starfeed cannot take is refused before anything is fetched
-        new_source(args.url, 0, args.collection, kind=kind, backfill=args.backfill)
+        new_source(args.url, 0, args.collection, kind=kind, backfill=args.backfill, no_root_domain=True)
     except BadSource as exc:
         raise CliError(str(exc)) from None
     storage = connect(args.stack)
     existing = subscribed(storage, [args.url]).get(args.url.strip())
     if existing is not None:
-        print(f"already subscribed: {existing.source_id} {existing.url}")
+        _already(storage, existing)
         return
     inspection, url = None, args.url
     if not args.no_check:
@@ -94,13 +120,16 @@ def _add(args) -> None:
         url, inspection = checked.url, checked.inspection
     try:
         source, created = add_source(storage, url, time.time(), args.collection, kind=kind,
-                                     enforce_feed_domain=args.enforce_domain, backfill=args.backfill)
+                                     enforce_feed_domain=args.enforce_domain, backfill=args.backfill,
+                                     no_root_domain=args.no_root_domain, deframe=args.deframe)
     except BadSource as exc:
         raise CliError(str(exc)) from None
     if not created:
-        print(f"already subscribed: {source.source_id} {source.url}")
+        _already(storage, source)
         return
     print(f"added {source.source_id} {source.url}")
+    print(f"root domain: {source.root_domain}" if source.root_domain else
+          "root domain: none (--no-root-domain; `starfeed root-domain set ID DOMAIN` gives one)")
     subscribe.request_renders(storage)
     if inspection is not None:
         from starfeed.inspect import first_fetch, found
@@ -110,43 +139,63 @@ def _add(args) -> None:
     print("due now: the next scheduler run fetches it" + (" (not checked: --no-check)" if args.no_check else ""))
 
 
+def _already(storage, source) -> None:
+    """A URL subscribed already; one removed is restored: asking for it again undoes the remove."""
+    if source.deleted_at is None:
+        print(f"already subscribed: {source.source_id} {source.url}")
+        return
+    subscribe.restore(storage, source.source_id, time.time())
+    print(f"restored {source.source_id} {source.url}: it had been removed; due now, and served again"
+          + ("" if source.enabled else " once enabled (`starfeed source enable ID`): it is disabled"))
+
+
 LIST_WIDTH = 100  # `source list` fits a 100-column terminal; --wide shows every column
+STATE_WIDTH = 26  # "failing: could not connect" whole; longer reasons are below the table
 
 
 def _list(args) -> None:
     storage = connect(args.stack)
     sources = storage.sources.all()
-    if args.json:
+    if args.json:  # every source unless --deleted: deleted_at says which were removed
         from dataclasses import asdict
 
-        print(json.dumps([asdict(s) for s in sources], indent=1))
+        print(json.dumps([asdict(s) for s in sources if s.deleted_at is not None or not args.deleted], indent=1))
         return
+    sources = [s for s in sources if (s.deleted_at is not None) == args.deleted]
     now = time.time()
     # Feeds first, then the GitHub follow list and its accounts; each group as subscribed.
     sources.sort(key=lambda s: (s.kind in GITHUB_KINDS, s.kind != Kind.GITHUB_FOLLOWING, s.created_at))
-    (_wide_list if args.wide else _plain_list)(storage, sources, now)
+    (_wide_list if args.wide else _plain_list)(storage, sources, now, args.deleted)
 
 
-def _plain_list(storage, sources: list, now: float) -> None:
-    """At most LIST_WIDTH columns, in words: what each source is, whether it works, when it is
-    next checked, and what it holds; then why the failing ones fail, in full."""
+def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> None:
+    """At most LIST_WIDTH columns, in words: what each source is, whether it works (STATE says
+    disabled, failing and why, or when it was removed), polling on or off, when it is next checked,
+    what it holds, its root domain; then why the failing ones fail, in full."""
     import textwrap
 
-    header = ("ID", "STATE", "NEXT", "ENTRIES", "DROPPED", "TITLE")
-    rows = [(s.source_id, clip(_state(s), 28), _next(s, now), f"{s.entry_count:,}",
-             f"{sum(s.last_dropped.values()):,}" if s.last_dropped else "-", _name(s)) for s in sources]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
-    title_width = max(10, LIST_WIDTH - sum(widths) - 2 * 5)
-    right = {2, 3, 4}  # numbers and times align right
+    header = ("ID", "STATE", "POLL", "NEXT", "ENTRIES", "DROPPED", "ROOT", "TITLE")
+    rows = [(s.source_id, clip(_state(s, now), STATE_WIDTH), "on" if s.polling else "off", _next(s, now),
+             f"{s.entry_count:,}", f"{sum(s.last_dropped.values()):,}" if s.last_dropped else "-",
+             s.root_domain or "-", _name(s)) for s in sources]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(6)]
+    # ROOT and TITLE share what is left (24 columns at least), ROOT at most half: both clipped,
+    # never the line; --wide has them whole.
+    room = LIST_WIDTH - sum(widths) - 2 * 7
+    root_width = min(max(len(r[6]) for r in [header, *rows]), max(10, room // 2))
+    title_width = max(10, room - root_width)
+    right = {3, 4, 5}  # numbers and times align right
     for row in [header, *rows]:
         cells = [cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))]
-        print("  ".join([*cells, clip(row[5], title_width)]).rstrip())
+        print("  ".join([*cells, clip(row[6], root_width).ljust(root_width), clip(row[7], title_width)]).rstrip())
     if not rows:
-        print("(no sources: add one with `starfeed source add URL`)")
+        print("(no removed sources)" if deleted else "(no sources: add one with `starfeed source add URL`)")
     print()
+    if deleted and rows:
+        print("`starfeed source restore ID` brings one back; `starfeed source purge ID` deletes it and its entries")
     failing: dict[str, list[str]] = {}
     for s in sources:
-        if s.enabled and s.last_error and s.status in (Status.ERROR, Status.DEAD):
+        if s.live and s.last_error and s.status in (Status.ERROR, Status.DEAD):
             failing.setdefault(s.last_error, []).append(s.source_id)
     if failing:
         print("why they fail (`starfeed source show ID` for one source's history):")
@@ -161,31 +210,42 @@ def _plain_list(storage, sources: list, now: float) -> None:
             f"{storage.settings.max_article_age_days} days, or, on a first fetch, published before you "
             "subscribed); `source show ID` says which. `source add --backfill N` keeps a new "
             "source's newest N.", LIST_WIDTH))
+    analysis_failing = [s for s in sources if s.live and s.deframe and s.analysis_error]
+    if analysis_failing:
+        print("analysis failing (the entries are retried, then dead-lettered):")
+        for s in analysis_failing:
+            for n, line in enumerate(textwrap.wrap(s.analysis_error, LIST_WIDTH - 4 - len(s.source_id) - 2)):
+                print(f"  {s.source_id if n == 0 else ' ' * len(s.source_id)}  {line}")
     print(_totals(sources))
+    print(_analyzer_line(storage, sources, now))
     print(_pace_short(storage.pace.load(), now))
 
 
-def _wide_list(storage, sources: list, now: float) -> None:
+def _wide_list(storage, sources: list, now: float, deleted: bool = False) -> None:
     """Every column, as wide as it takes, and the full pace."""
-    rows = [("ID", "URL", "TITLE", "STATUS", "INTERVAL", "TIER", "LAST FETCH", "NEXT CHECK", "REASON",
-             "FAILURES", "ENTRIES", "DROPPED", "LAST ERROR")]
+    rows = [("ID", "URL", "TITLE", "STATUS", "POLLING", "ROOT DOMAIN", "INTERVAL", "TIER", "LAST FETCH",
+             "NEXT CHECK", "REASON", "FAILURES", "ENTRIES", "DROPPED", "LAST ERROR")]
     for s in sources:
-        status = s.status if s.enabled else "disabled"
+        status = (f"removed {ago(s.deleted_at, now)}" if s.deleted_at is not None
+                  else s.status if s.enabled else "disabled")
         dropped = "; ".join(f"{n} {why}" for why, n in s.last_dropped.items()) or "-"
-        rows.append((s.source_id, s.url, clip(s.title or "-", 40), status,
-                     span(s.interval) if s.interval else "-", _tier(s),
-                     ago(s.last_fetch_at, now), until(s.next_check_at, now), s.reason or "-",
+        rows.append((s.source_id, s.url, clip(s.title or "-", 40), status, "on" if s.polling else "off",
+                     s.root_domain or "-", span(s.interval) if s.interval else "-", _tier(s),
+                     ago(s.last_fetch_at, now), until(s.next_check_at, now) if s.live else "-", s.reason or "-",
                      str(s.consecutive_failures), str(s.entry_count), dropped, s.last_error or "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
     if len(rows) == 1:
-        print("(no sources: add one with `starfeed source add URL`)")
+        print("(no removed sources)" if deleted else "(no sources: add one with `starfeed source add URL`)")
     print(_pace_line(storage.pace.load(), now))
 
 
-def _state(source) -> str:
-    """A source's state in words: ok, no change, new, disabled, failing: <why>, stopped: <why>."""
+def _state(source, now: float | None = None) -> str:
+    """A source's state in words: ok, no change, new, disabled, failing: <why>, stopped: <why>,
+    removed <when>."""
+    if source.deleted_at is not None:
+        return "removed" + (f" {ago(source.deleted_at, now)}" if now is not None else "")
     if not source.enabled:
         return "gone (410): disabled" if source.status == Status.GONE else "disabled"
     if source.status in (Status.ERROR, Status.DEAD):
@@ -196,7 +256,7 @@ def _state(source) -> str:
     return {"ok": "ok", "not-modified": "no change", "new": "new: not fetched yet"}.get(source.status, source.status)
 
 
-_STAGES = ("fetch", "store raw", "parse", "store", "render request")
+_STAGES = ("fetch", "store raw", "parse", "store", "enrich request", "render request")
 
 
 def _short_error(error: str | None) -> str:
@@ -209,7 +269,7 @@ def _short_error(error: str | None) -> str:
 
 def _next(source, now: float) -> str:
     at = source.next_check_at
-    if at is None or not source.enabled:
+    if at is None or not source.live:
         return "-"
     return "now" if at <= now else "in " + span(at - now)
 
@@ -224,11 +284,21 @@ def _name(source) -> str:
 
 
 def _totals(sources: list) -> str:
-    states = Counter("disabled" if not s.enabled else "failing" if s.status in (Status.ERROR, Status.DEAD)
+    states = Counter("removed" if s.deleted_at is not None else "disabled" if not s.enabled
+                     else "failing" if s.status in (Status.ERROR, Status.DEAD)
                      else "new" if s.status == Status.NEW else "ok" for s in sources)
-    parts = [f"{states[k]} {k}" for k in ("ok", "new", "failing", "disabled") if states[k]]
+    parts = [f"{states[k]} {k}" for k in ("ok", "new", "failing", "disabled", "removed") if states[k]]
     return (f"{len(sources)} source{'s' if len(sources) != 1 else ''}" + (f" ({', '.join(parts)})" if parts else "")
             + f"; {sum(s.entry_count for s in sources):,} entries stored")
+
+
+def _analyzer_line(storage, sources: list, now: float) -> str:
+    """Seed 004's deframing: how many sources, and today's analyzer use against the budget."""
+    usage = storage.analyses.usage(now)
+    deframed = sum(1 for s in sources if s.deframe)
+    return (f"analyzer today: {usage['calls']:,} of {usage['daily_calls']:,} calls, {usage['tokens']:,} of "
+            f"{usage['daily_tokens']:,} tokens ({storage.settings.analyzer}); {deframed} source"
+            f"{'s' if deframed != 1 else ''} deframed")
 
 
 def _pace_short(stored, now: float) -> str:
@@ -270,9 +340,13 @@ def _show(args) -> None:
              ("last success", when(s.last_success_at)), ("next check", when(s.next_check_at)),
              ("interval", (span(s.interval) if s.interval else "-") + (f" ({s.reason})" if s.reason else "")),
              ("tier", _tier(s)), ("policy", s.policy), ("polling", "on" if s.polling else "off"),
-             ("enabled", "yes" if s.enabled else "no"), ("entries", f"{s.entry_count:,} stored"),
+             ("enabled", "yes" if s.enabled else "no"),
+             ("removed", when(s.deleted_at) if s.deleted_at is not None else "-"),
+             ("root domain", s.root_domain or "-"), ("entries", f"{s.entry_count:,} stored"),
              ("backfill", f"the first fetch kept the newest {s.backfill}" if s.backfill else "-"),
-             ("enforce domain", "yes" if s.enforce_feed_domain else "no")]
+             ("enforce domain", "yes" if s.enforce_feed_domain else "no"),
+             ("deframe", (f"on, prompt {prompt_for(s.prompt).version}" if s.deframe else "off")),
+             ("analysis error", s.analysis_error or "-")]
     for why, n in s.last_dropped.items():
         lines.append(("dropped", f"{n} {why} (last fetch)"))
     for fetch in s.fetch_history[:5]:
@@ -309,6 +383,9 @@ def _set(args) -> None:
                                       "entries leave the other feeds at the next render"),
         "polling": ("polling", value == "on", f"polling {value}"),
         "policy": ("policy", value, f"failure policy {value}"),
+        "deframe": ("deframe", value == "on", f"deframing {value}" + (
+            ": each new entry is analyzed, and its feeds show the results" if value == "on"
+            else ": new entries are not analyzed, and its feeds show the items as published")),
     }[args.verb]
     try:
         subscribe.set_field(connect(args.stack), args.id, field, value)
@@ -317,10 +394,45 @@ def _set(args) -> None:
     print(f"{args.id}: {said}")
 
 
-def _remove(args) -> None:
+def _prompt(args) -> None:
+    text = None
+    if not args.clear:
+        try:
+            text = Path(args.file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"{args.file}: cannot read it as UTF-8 text ({exc})") from None
     try:
-        subscribe.remove(connect(args.stack), args.id)
+        version = subscribe.set_prompt(connect(args.stack), args.id, text)
     except Refused as exc:
         raise CliError(str(exc)) from None
-    print(f"removed {args.id}: its feed answers 404 now, and its entries leave the other feeds at the "
-          "next render (they expire from the store with their TTL)")
+    print(f"{args.id}: " + ("the default prompt" if args.clear else f"its own prompt from {args.file}")
+          + f" (version {version}) for the entries analyzed from now on")
+
+
+def _remove(args) -> None:
+    try:
+        subscribe.remove(connect(args.stack), args.id, time.time())
+    except Refused as exc:
+        raise CliError(str(exc)) from None
+    print(f"removed {args.id}: never fetched again, its feed answers 404 now, and its entries leave the "
+          "other feeds at the next render (they stay stored until they expire with their TTL)")
+    print(f"restore it with `starfeed source restore {args.id}`; delete it and its entries now with "
+          f"`starfeed source purge {args.id}`")
+
+
+def _restore(args) -> None:
+    try:
+        source = subscribe.restore(connect(args.stack), args.id, time.time())
+    except Refused as exc:
+        raise CliError(str(exc)) from None
+    print(f"restored {args.id}: due now, the next scheduler run fetches it and its feed is served again"
+          + ("" if source.enabled else " once enabled (`starfeed source enable ID`): it is disabled"))
+
+
+def _purge(args) -> None:
+    try:
+        purged = subscribe.purge(connect(args.stack), args.id)
+    except Refused as exc:
+        raise CliError(str(exc)) from None
+    print(f"purged {args.id}: the source and its {purged:,} stored entr{'y' if purged == 1 else 'ies'} "
+          "deleted, and its entries leave its collections' feeds at the next render")

@@ -33,8 +33,8 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
     Only a failure to read or write the source itself escapes: then the message is retried."""
     now = time.time() if now is None else now
     source = storage.sources.get(source_id)
-    if source is None or not source.enabled:
-        log.info("fetcher: %s is gone or disabled; skipped", source_id)
+    if source is None or not source.live:
+        log.info("fetcher: %s is gone, removed or disabled; skipped", source_id)
         return None
     if lease is not None and source.locked_until != lease:
         log.info("fetcher: %s: this message's lease is not the source's; skipped", source_id)
@@ -76,6 +76,9 @@ def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float |
                 stored = storage.entries.upsert(ingested.entries, now, source.collections)
                 new = stored.new
                 outcome = replace(outcome, new_entries=len(new), error=stored.error)
+            if source.deframe and new:
+                with stage("enrich request"):  # seed 004: each new entry is analyzed once stored
+                    storage.queues.send_enrichments(source.source_id, [e.entry_uid for e in new])
             source.title = ingested.title or source.title
             source.site_url = ingested.link or source.site_url
             source.language = ingested.language or source.language

@@ -22,6 +22,7 @@ class DemoFeed:
     kind: str  # rss | atom
     every: int  # seconds between posts
     topics: tuple[str, ...]
+    deframe: bool = False  # subscribed with deframing on (the mock analyzer, unless STARFEED_ANALYZER says)
 
     @property
     def slug(self) -> str:
@@ -41,7 +42,27 @@ FEEDS = (
              ("seed trays", "compost", "first frost", "bean poles", "tomato blight")),
     DemoFeed("/feeds/trains.xml", "Branch Line Timetable", "rss", 600,
              ("timetable change", "new rolling stock", "signal upgrade", "station reopening")),
+    # A news desk whose headlines are sometimes loud: seed 004's deframing at work.
+    DemoFeed("/feeds/harbour.xml", "Harbour Gazette", "rss", 180,
+             ("SHOCKING rise in mooring fees!", "council approves the new pier", "fishermen FURIOUS over quota chaos",
+              "ferry timetable changes in spring", "harbour master SLAMS critics"), deframe=True),
 )
+# The demo origin's robots.txt: its news desk keeps one corner off limits.
+ROBOTS = b"User-agent: *\nDisallow: /posts/harbour/private/\n"
+
+
+def article(feed: DemoFeed, n: int) -> str:
+    """A post's page: for the news desk, an article with navigation and a footer around it."""
+    topic = feed.topics[(n - 1) % len(feed.topics)]
+    if not feed.deframe:
+        return f"<h1>{escape(feed.slug)}, post {n}</h1><p>A post on the starfeed demo origin.</p>"
+    facts = (f"The harbour board met on Tuesday to discuss item {n} of its agenda: {topic.lower().rstrip('!')}.",
+             "Members voted five to two in favour after a short debate.",
+             "The change takes effect at the start of next month, the board's minutes say.",
+             "Boat owners can comment at the harbour office until the end of the week.")
+    return (f"<nav><a href='/'>Home</a> <a href='/posts'>All news</a></nav><article><h1>{escape(topic)}</h1>"
+            + "".join(f"<p>{escape(fact)}</p>" for fact in facts)
+            + "</article><footer>Harbour Gazette, a starfeed demo</footer>")
 
 
 def render(feed: DemoFeed, base: str, start: float, now: float) -> bytes:
@@ -49,7 +70,7 @@ def render(feed: DemoFeed, base: str, start: float, now: float) -> bytes:
     entries = []
     for n, published in items:
         topic = feed.topics[n % len(feed.topics)]
-        title = f"{topic.capitalize()}, part {n + 1}"
+        title = topic if feed.deframe else f"{topic.capitalize()}, part {n + 1}"
         link = f"{base}/posts/{feed.slug}/{n + 1}"
         text = f"Post {n + 1} of {feed.title}: notes on {topic}."
         if feed.kind == "rss":
@@ -104,14 +125,19 @@ class DemoOrigin:
                 self.wfile.write(body)
 
             def _post_page(self):
+                if self.path == "/robots.txt":
+                    return self._send(ROBOTS, "text/plain")
                 parts = self.path.strip("/").split("/")
-                if len(parts) != 3 or parts[0] != "posts" or not parts[2].isdigit():
+                feed = next((f for f in FEEDS if len(parts) == 3 and f.slug == parts[1]), None)
+                if feed is None or parts[0] != "posts" or not parts[2].isdigit():
                     return self.send_error(404)
                 page = (f"<!doctype html><title>{escape(parts[1])} #{parts[2]}</title>"
-                        f"<h1>{escape(parts[1])}, post {parts[2]}</h1>"
-                        "<p>A post on the starfeed demo origin.</p>").encode()
+                        f"{article(feed, int(parts[2]))}").encode()
+                self._send(page, "text/html; charset=utf-8")
+
+            def _send(self, page: bytes, content_type: str):
                 self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(page)))
                 self.end_headers()
                 self.wfile.write(page)
@@ -131,6 +157,10 @@ class DemoOrigin:
     @property
     def feed_urls(self) -> list[str]:
         return [self.url + f.path for f in FEEDS]
+
+    @property
+    def deframed_urls(self) -> list[str]:
+        return [self.url + f.path for f in FEEDS if f.deframe]
 
     def close(self) -> None:
         self._server.close()

@@ -180,9 +180,12 @@ def subscribe_initial_sources(storage: Storage, github_sim: GitHubSim | None = N
                     "STARFEED_DEMO_PORT to keep one)", demo_port, demo.url)
     if not sources:
         for url in demo.feed_urls:
-            add_source(storage, url, demo.since)
+            source = add_source(storage, url, demo.since)[0]
+            if url in demo.deframed_urls:
+                storage.sources.change(source.source_id, {"deframe": True})
         log.info("no sources yet: subscribed the demo origin's %d feeds at %s (add yours with "
-                 "`starfeed source add URL`)", len(demo.feed_urls), demo.url)
+                 "`starfeed source add URL`); %s is deframed by the %s analyzer", len(demo.feed_urls), demo.url,
+                 ", ".join(demo.deframed_urls), storage.settings.analyzer)
     return demo
 
 

@@ -70,6 +70,8 @@ class LocalStack:
         # CloudWatch metrics are EMF lines on stdout; locally they would drown the plain log.
         env["POWERTOOLS_METRICS_DISABLED"] = "true"
         env["AWS_ENDPOINT_URL"] = self.endpoint
+        # No model locally unless asked for (STARFEED_ANALYZER=bedrock and an endpoint for it).
+        env["STARFEED_ANALYZER"] = "mock"
         # Settings from the user's environment win over the template's values, as a deployment
         # parameter would.
         env.update({k: v for k, v in os.environ.items() if k.startswith("STARFEED_")})

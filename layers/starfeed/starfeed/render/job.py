@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache
 
+from starfeed.enrich.present import deframed
 from starfeed.model import Entry, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY, choose, clean
@@ -84,7 +85,7 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
     # every item names the source it came from.
     if target == AGGREGATE:
         entries, sources = _of_published_sources(storage, storage.entries.recent(None, 2 * limit, now))
-        entries = choose.for_readers(entries, limit)
+        entries = as_shown(choose.for_readers(entries, limit), sources)
         meta = mixed(FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base), sources)
         _render_index(storage, meta, "", entries, sources, collections(), notice(), now)
     elif kind == "c":
@@ -94,7 +95,7 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
         current = set(members)
         copies = [e for e in storage.collections.recent(name, 2 * limit) if e.feed_id in current]
         entries, sources = _of_published_sources(storage, copies)
-        entries = choose.for_readers(entries, limit)
+        entries = as_shown(choose.for_readers(entries, limit), sources)
         if name == GITHUB:
             meta = github_meta(target, len(members), base)
         else:
@@ -103,19 +104,15 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
         _render_index(storage, meta, f"c/{name}/", entries, sources, collections(), notice(), now)
     elif kind == "s":
         source = storage.sources.get(name)
-        if source is None or not source.enabled:
+        if source is None or not source.live:
             # Unsubscribed means unpublished: the api must not keep serving the last render.
             storage.blobs.delete_feeds([f"{target}.{extension}" for extension, _ in FORMATS.values()])
             log.info("renderer: %s unpublished: its source is %s", target,
-                     "removed" if source is None else "disabled")
+                     "purged" if source is None else "removed" if source.deleted_at else "disabled")
             return "unpublished"
-        entries = choose.newest_first(storage.entries.recent(source.source_id, limit, now))
-        shown = clean.shown(source)
-        # Its site, if the feed names a safe one; else the feed we publish for it.
-        home = clean.link(source.site_url) or f"{base.rstrip('/')}/{target}"
-        meta = FeedMeta(target, shown.title, f"Entries from {shown.url}", home, base,
-                        language=clean.language(source.language),
-                        origins=origins({source.source_id: source}, base))
+        entries = as_shown(choose.newest_first(storage.entries.recent(source.source_id, limit, now)),
+                           {source.source_id: source})
+        meta = source_meta(source, base)
     else:
         log.info("renderer: %s names nothing to render; skipped", target)
         return "skipped"
@@ -128,11 +125,27 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
     return "rendered"
 
 
+def source_meta(source: Source, base: str) -> FeedMeta:
+    """A source's own feed: its title, and its site if the feed names a safe one, else the feed
+    we publish for it."""
+    target = f"s/{source.source_id}/feed"
+    shown = clean.shown(source)
+    home = clean.link(source.site_url) or f"{base.rstrip('/')}/{target}"
+    return FeedMeta(target, shown.title, f"Entries from {shown.url}", home, base,
+                    language=clean.language(source.language), origins=origins({source.source_id: source}, base))
+
+
+def as_shown(entries: list[Entry], sources: dict[str, Source]) -> list[Entry]:
+    """Entries of deframed sources carry their analysis's title and summary (enrich/present.py)."""
+    return [deframed(e) if e.analyzer_result and getattr(sources.get(e.feed_id), "deframe", False) else e
+            for e in entries]
+
+
 def _of_published_sources(storage: Storage, entries: list[Entry]) -> tuple[list[Entry], dict[str, Source]]:
     """A removed or disabled source's entries stay stored (until their TTL, or until it is
     enabled again); they leave the feeds at once. Only the sources these entries name are read."""
     found = storage.sources.get_many({e.feed_id for e in entries})
-    sources = {i: s for i, s in found.items() if s.enabled}
+    sources = {i: s for i, s in found.items() if s.live}
     return [e for e in entries if e.feed_id in sources], sources
 
 
@@ -181,7 +194,7 @@ def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[E
 
 def render_sources_summary(storage: Storage, now: float, collections: dict[str, int]) -> None:
     """One Scan of the sources for every view that lists them; the api reads these objects."""
-    sources = storage.sources.all()
+    sources = [s for s in storage.sources.all() if s.deleted_at is None]  # removed: listed nowhere
     put = storage.blobs.put_feed
     put(summary.PUBLISHED_OPML, published_opml(storage.settings.public_url, sources, collections, now),
         summary.OPML_TYPE, rendered_at=now)

@@ -45,9 +45,10 @@ def bar_chart(rows: list[tuple[str, float]], unit: str = "", width: int = 520) -
 
 
 def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list[SourceRow],
-                     now: float, notice: str | None = None, sources_at: float | None = None) -> bytes:
+                     now: float, notice: str | None = None, sources_at: float | None = None,
+                     budget: tuple[int, int] = (0, 0)) -> bytes:
     """sources and sources_at: load_sources_summary()'s rows and built_at ([] and None before
-    the renderer first wrote the summary)."""
+    the renderer first wrote the summary); budget: the analyzer's daily calls and tokens."""
     totals: Counter = Counter()
     for counters in days.values():
         totals.update(counters)
@@ -68,6 +69,9 @@ def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list
     as_of = (f"sources as of {_utc(sources_at)}" if sources_at
              else "sources not summarized yet")
     hit_rate = f"{100 * hits / (hits + misses):.1f}%" if hits + misses else "–"
+    today = days[max(days)] if days else {}
+    analyzer = (f"{today.get('analyzer_calls', 0):,} of {budget[0]:,} calls"
+                f"<span class=\"muted\">{today.get('analyzer_tokens', 0):,} of {budget[1]:,} tokens</span>")
     html = f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>starfeed statistics</title>
 <style>{_STYLE}</style></head><body><main>
@@ -77,6 +81,7 @@ def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list
 <div class="card">Cache hit rate<b>{hit_rate}</b></div>
 <div class="card">Sources<b>{len(sources)}</b></div>
 <div class="card">Failing sources<b>{sum(1 for s in sources if s.status in (Status.ERROR, Status.GONE))}</b></div>
+<div class="card">Analyzer today<b>{analyzer}</b></div>
 <div class="card">This instance's cache<b>{cache.get('entries', 0)} objects</b><span class="muted">{cache.get('hits', 0)} hits · {cache.get('misses', 0)} misses · {cache.get('evictions', 0)} evictions</span></div></div>
 <h2>Requests by format</h2>{bar_chart(by_format)}
 <h2>Requests per day</h2>{bar_chart(per_day)}

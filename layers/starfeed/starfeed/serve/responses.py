@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+from collections.abc import Callable
 
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.event_handler import Response
@@ -63,8 +64,11 @@ class Served:
             self.storage.counters.add({f"req:{fmt}": weight, f"ua:{reader_of(self.header('User-Agent'))}": weight,
                                        f"cache:{'hit' if hit else 'miss'}": weight})
 
-    def object(self, key: str, negotiated: bool = False, counted_as: str | None = None) -> Response:
-        obj, hit = self.cache.get(key, lambda etag: self.storage.blobs.get_feed(key, if_none_match=etag))
+    def object(self, key: str, negotiated: bool = False, counted_as: str | None = None,
+               load: Callable[[str | None], FeedObject | None] | None = None) -> Response:
+        """A rendered object from the bucket, or what load(etag) builds (a feed filtered by
+        max_score, cached per threshold under its own key), as HTTP caching rules answer it."""
+        obj, hit = self.cache.get(key, load or (lambda etag: self.storage.blobs.get_feed(key, if_none_match=etag)))
         # Every object route may gzip, so shared caches must key on Accept-Encoding too.
         vary = {"Vary": "Accept, Accept-Encoding" if negotiated else "Accept-Encoding"}
         if obj is None:
@@ -78,19 +82,27 @@ class Served:
             return Response(304, headers=headers)
         return Response(200, obj.content_type, obj.body.decode("utf-8"), headers)
 
-    def feed(self, path: str, extension: str | None) -> Response:
-        """A feed in the format its extension names, or (none) the one the Accept header asks for."""
-        if extension is None:
+    def feed(self, path: str, extension: str | None,
+             build: Callable[[str], Callable[[str | None], FeedObject]] | None = None,
+             variant: str = "") -> Response:
+        """A feed in the format its extension names, or (none) the one the Accept header asks for.
+        build(fmt), when given, makes the loader of a variant of the feed (key suffix `variant`)."""
+        negotiated = extension is None
+        if negotiated:
             try:
                 fmt = negotiate(self.header("Accept"))
             except NotAcceptable:
                 return text(406, "Not Acceptable. Offered: " + ", ".join(OFFERED) + "\n", {"Vary": "Accept"})
             except BadAccept as exc:
                 return text(400, f"{exc}\n")
-            return self.object(f"{path}.{FORMATS[fmt][0]}", negotiated=True)
-        if extension not in EXTENSIONS:
+        elif extension in EXTENSIONS:
+            fmt = EXTENSIONS[extension]
+        else:
             return text(404, f"unknown feed format .{extension}: use .xml, .atom or .json\n")
-        return self.object(f"{path}.{extension}")
+        key = f"{path}.{FORMATS[fmt][0]}"
+        if build is None:
+            return self.object(key, negotiated=negotiated)
+        return self.object(key + variant, negotiated=negotiated, counted_as=fmt, load=build(fmt))
 
 
 def not_modified(obj: FeedObject, if_none_match: str | None, if_modified_since: str | None) -> bool:

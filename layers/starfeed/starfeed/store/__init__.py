@@ -1,5 +1,5 @@
 """The storage layer: every call to DynamoDB, S3 and SQS lives in this package, one module per
-entity (sources, entries, collections, hosts, counters, the pace, blobs, queues, secrets)."""
+entity (sources, entries, collections, hosts, counters, the pace, analyses, blobs, queues, secrets)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from starfeed.store.queues import Queues
 from starfeed.store.secrets import Secrets
 
 if TYPE_CHECKING:  # loaded on first use, below
+    from starfeed.store.analyses import Analyses
     from starfeed.store.collections import Collections
     from starfeed.store.entries import Entries
     from starfeed.store.hosts import Hosts
@@ -82,6 +83,12 @@ class Storage:
         from starfeed.store.pace import PaceStore
 
         return PaceStore(self._dynamodb, self.settings)
+
+    @cached_property
+    def analyses(self) -> "Analyses":
+        from starfeed.store.analyses import Analyses
+
+        return Analyses(self.records, self._dynamodb, self.settings)
 
     @cached_property
     def queues(self) -> Queues:

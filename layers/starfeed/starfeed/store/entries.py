@@ -54,7 +54,8 @@ class Entries:
         feed_id = entries[0].feed_id
         existing = {r.entry_uid: r for r in E.batch_get(
             [(feed_id, e.entry_uid) for e in entries],
-            attributes_to_get=["entry_uid", "content_hash", "first_seen", "rewrite_count", "last_seen", "sort_key"])}
+            attributes_to_get=["entry_uid", "content_hash", "first_seen", "rewrite_count", "last_seen", "sort_key",
+                               "analyzer_result"])}
         new, changed, stale_copies, sighted = [], [], [], []
         refresh_before = _stamp(now - self.settings.sighting_refresh)
         for entry in entries:
@@ -63,6 +64,8 @@ class Entries:
                 new.append((entry, 0))
             elif old.content_hash != entry.content_hash and old.rewrite_count < self.settings.max_rewrites:
                 entry.first_seen = old.first_seen
+                # Its analysis stays (seed 004 analyzes new items): a rewrite costs no analyzer call.
+                entry.analyzer_result = old.analyzer_result
                 changed.append((entry, int(old.rewrite_count) + 1))
                 if old.sort_key != sort_key_of(entry):
                     stale_copies.append(old.sort_key)
@@ -107,6 +110,22 @@ class Entries:
                 transaction.update(S(source.source_id), actions=[S.last_starred_at.set(latest)],
                                    condition=condition)
             source.last_starred_at = latest
+
+    def purge(self, feed_id: str, collections: list[str] = ()) -> int:
+        """Delete every stored entry of one source and its copies in these collections (keyed by
+        the entry's stored sort_key); returns how many entries there were. A Query of the keys,
+        then batch deletes: run again after a failure, it deletes what is left."""
+        E, C = self._records.Entry, self._records.CollectionEntry
+        keys = [(r.entry_uid, r.sort_key) for r in E.query(feed_id, attributes_to_get=["entry_uid", "sort_key"])]
+        with C.batch_write() as batch:
+            for collection in collections:
+                for _, sort_key in keys:
+                    if sort_key:
+                        batch.delete(C(collection, sort_key))
+        with E.batch_write() as batch:
+            for entry_uid, _ in keys:
+                batch.delete(E(feed_id, entry_uid))
+        return len(keys)
 
     @cached_property
     def _connection(self):

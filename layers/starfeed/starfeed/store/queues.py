@@ -1,4 +1,4 @@
-"""SQS: the FIFO fetch queue (one message group per host) and the render queue."""
+"""SQS: the FIFO fetch queue (one message group per host), the render queue and the enrichment queue."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from starfeed.settings import Settings
 
 BATCH = 10  # SendMessageBatch's limit
+MAX_DELAY = 900  # SQS's longest DelaySeconds
 
 
 @dataclass(frozen=True)
@@ -64,3 +65,33 @@ class Queues:
     def send_render(self, targets: list[str]) -> None:
         self._sqs.send_message(QueueUrl=self._settings.render_queue_url,
                                MessageBody=json.dumps({"targets": sorted(set(targets))}))
+
+    def send_enrichments(self, feed_id: str, entry_uids: list[str]) -> None:
+        """One message per new entry of a deframed source, for the enricher."""
+        self._send_batches(self._settings.enrich_queue_url,
+                           [json.dumps({"feed_id": feed_id, "entry_uid": uid}) for uid in entry_uids])
+
+    def enrich_later(self, bodies: list[str]) -> None:
+        """Put enrichment messages back as new ones, after SQS's longest delay: a message that has
+        waited for the budget many times must not reach the dead-letter queue for it."""
+        self._send_batches(self._settings.enrich_queue_url, bodies, delay=MAX_DELAY)
+
+    def hide_enrichments(self, receipt_handles: list[str], seconds: int) -> None:
+        """Received enrichment messages stay invisible this long (SQS allows 12 hours at most)."""
+        for start in range(0, len(receipt_handles), BATCH):
+            response = self._sqs.change_message_visibility_batch(
+                QueueUrl=self._settings.enrich_queue_url,
+                Entries=[{"Id": str(i), "ReceiptHandle": handle, "VisibilityTimeout": seconds}
+                         for i, handle in enumerate(receipt_handles[start:start + BATCH])])
+            if response.get("Failed"):
+                raise RuntimeError(f"{len(response['Failed'])} enrichment messages keep the queue's "
+                                   f"visibility timeout: {response['Failed'][0].get('Message')}")
+
+    def _send_batches(self, queue_url: str, bodies: list[str], delay: int = 0) -> None:
+        for start in range(0, len(bodies), BATCH):
+            response = self._sqs.send_message_batch(QueueUrl=queue_url, Entries=[
+                {"Id": str(i), "MessageBody": body, **({"DelaySeconds": delay} if delay else {})}
+                for i, body in enumerate(bodies[start:start + BATCH])])
+            if response.get("Failed"):
+                raise RuntimeError(f"{queue_url.rsplit('/', 1)[-1]} refused {len(response['Failed'])} messages: "
+                                   f"{response['Failed'][0].get('Message')}")

@@ -29,7 +29,7 @@ def _attribute(annotation, default) -> Attribute:
     optional = typing.get_origin(annotation) in (types.UnionType, typing.Union)  # X | None
     base = next(a for a in typing.get_args(annotation) if a is not type(None)) if optional else annotation
     options = {"null": True} if optional else {} if default is MISSING else {"default": default}
-    if typing.get_origin(base) in (list, dict):
+    if base in (list, dict) or typing.get_origin(base) in (list, dict):
         return JSONAttribute(**options)
     if issubclass(base, bool):  # before int: a bool is an int
         return BooleanAttribute(**options)
@@ -116,6 +116,7 @@ def build_records(settings: Settings) -> SimpleNamespace:
         "reason": UnicodeAttribute(null=True),
         "stopped": BooleanAttribute(default=False),  # until someone acts (a refused GitHub token)
         "rate_limit": JSONAttribute(null=True),  # the latest rate-limit headers, {limit, remaining, reset, at}
+        "robots": JSONAttribute(null=True),  # the host's robots.txt: {status, error, body, at, expires}
         "expires_at": NumberAttribute(),
     })
     return SimpleNamespace(Source=SourceRecord, Entry=EntryRecord, CollectionEntry=CollectionEntryRecord,

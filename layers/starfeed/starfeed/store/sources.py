@@ -7,26 +7,30 @@ from dataclasses import asdict
 
 from pynamodb.exceptions import DeleteError, DoesNotExist, PutError, UpdateError
 
-from starfeed.model import GITHUB_KINDS, Source, Status, root_domain_of
+from starfeed.model import GITHUB_KINDS, Source, Status
 from starfeed.settings import Settings
 from starfeed.store.records import SOURCE_FIELDS, source_of
 
 # Fields only the CLI changes (change()); a fetch's outcome never writes them.
 _SET_BY_HAND = frozenset({"source_id", "created_at", "collections", "kind", "polling", "locked_until",
-                          "enforce_feed_domain", "policy", "min_interval", "max_interval", "backfill"})
+                          "enforce_feed_domain", "policy", "min_interval", "max_interval", "backfill",
+                          "deleted_at", "root_domain"})
 
 
 def source_record(records, source: Source, settings: Settings):
-    """The item of a new source, with its scheduler and site keys."""
+    """The item of a new source, with its scheduler keys. Its root domain (the ByRoot index's
+    key) is stored as given: whoever creates the source decides it (sources.new_source derives
+    it from the URL unless `--no-root-domain`); an empty one is absent, never "" (a key)."""
     values = asdict(source)
     values.update(due_keys(source, settings))
-    values["root_domain"] = source.root_domain or root_domain_of(source.url) or None
+    values["root_domain"] = source.root_domain or None
     return records.Source(**values)
 
 
 def due_keys(source: Source, settings: Settings) -> dict:
-    """The sparse Due index's keys: only an enabled source with a next check carries them."""
-    if source.enabled and source.next_check_at is not None:
+    """The sparse Due index's keys: only an enabled source with a next check, not removed
+    (deleted_at), carries them."""
+    if source.live and source.next_check_at is not None:
         shard = zlib.crc32(source.source_id.encode()) % settings.due_shards
         return {"next_check_at": source.next_check_at, "due_shard": str(shard)}
     return {"next_check_at": None, "due_shard": None}
@@ -54,12 +58,14 @@ class Sources:
             return None
 
     def enabled(self, source_id: str) -> bool | None:
-        """Whether the source is enabled; None when there is no such source. One small read."""
+        """Whether the source is enabled; None when there is no such source, or it was removed
+        (`source remove` soft-deletes it until `source restore`). One small read."""
         try:
-            return bool(self._records.Source.get(source_id, consistent_read=True,
-                                                 attributes_to_get=["enabled"]).enabled)
+            record = self._records.Source.get(source_id, consistent_read=True,
+                                              attributes_to_get=["enabled", "deleted_at"])
         except DoesNotExist:
             return None
+        return None if record.deleted_at is not None else bool(record.enabled)
 
     def find_by_url(self, url: str) -> Source | None:
         for key in self._records.Source.by_url.query(url, limit=1):
@@ -79,16 +85,26 @@ class Sources:
     def scheduled_publications(self) -> list[list[float]]:
         """The latest publication times of every feed and page on the schedule, the pace's input:
         one Scan of five attributes, once an hour."""
-        records = self._records.Source.scan(attributes_to_get=["publications", "enabled", "polling", "status", "kind"])
+        records = self._records.Source.scan(attributes_to_get=["publications", "enabled", "polling", "status", "kind",
+                                                               "deleted_at"])
         found = []
         for record in records:
-            if (record.enabled and record.polling and record.status != Status.DEAD
+            if (record.enabled and record.deleted_at is None and record.polling and record.status != Status.DEAD
                     and record.kind not in GITHUB_KINDS):
                 try:
                     found.append(sorted(float(t) for t in record.publications or []))
                 except (TypeError, ValueError):
                     continue  # corrupt: its next fetch starts it again from the default interval
         return found
+
+    def root_domains(self) -> dict[str | None, int]:
+        """Every root domain with its number of sources, removed ones left out (None: sources
+        without one). One Scan of two attributes."""
+        counts: dict[str | None, int] = {}
+        for record in self._records.Source.scan(attributes_to_get=["root_domain", "deleted_at"]):
+            if record.deleted_at is None:
+                counts[record.root_domain or None] = counts.get(record.root_domain or None, 0) + 1
+        return counts
 
     def delete(self, source_id: str) -> bool:
         """Remove a source and its memberships; False when there was none."""
@@ -118,7 +134,7 @@ class Sources:
             record.update(
                 actions=[S.locked_until.set(now + self.settings.lease_seconds)],
                 condition=(S.source_id.exists() & (S.enabled == True)  # noqa: E712
-                           & (S.next_check_at <= now)
+                           & S.deleted_at.does_not_exist() & (S.next_check_at <= now)
                            & (S.locked_until.does_not_exist() | (S.locked_until < now))))
         except UpdateError as exc:
             if exc.cause_response_code == "ConditionalCheckFailedException":
@@ -152,7 +168,8 @@ class Sources:
 
     def change(self, source_id: str, changes: dict, *, require_enabled: bool = False) -> bool:
         """Set (or, with None, remove) fields of one source; False when it does not exist, or is
-        disabled and require_enabled. The Due index keys follow next_check_at and enabled."""
+        disabled or removed (deleted_at) and require_enabled. The Due index keys follow
+        next_check_at, enabled and deleted_at."""
         source = self.get(source_id)
         if source is None:
             return False
@@ -163,7 +180,7 @@ class Sources:
         actions = [getattr(S, k).remove() if v is None else getattr(S, k).set(v) for k, v in values.items()]
         condition = S.source_id.exists()
         if require_enabled:
-            condition &= S.enabled == True  # noqa: E712
+            condition &= (S.enabled == True) & S.deleted_at.does_not_exist()  # noqa: E712
         try:
             S(source_id).update(actions=actions, condition=condition)
         except UpdateError as exc:

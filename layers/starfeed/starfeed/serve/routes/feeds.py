@@ -7,6 +7,7 @@ import re
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from starfeed.enrich.present import threshold
 from starfeed.render.summary import PUBLISHED_OPML, SUBSCRIPTIONS_OPML
 from starfeed.serve.responses import Served, text
 
@@ -37,6 +38,17 @@ def router(served: Served) -> Router:
         stem, _, extension = filename.partition(".")
         if stem != "feed" or not SOURCE_ID.match(source_id):
             return text(404, "no such source feed: expected /s/{source_id}/feed[.xml|.atom|.json]\n")
+        try:
+            max_score = threshold(served.query("max_score"))
+        except ValueError as exc:
+            return text(400, f"{exc}\n")
+        if max_score is not None:
+            from starfeed.serve.scored import scored_feed, variant  # lxml: loaded only when filtering
+
+            source = sources.get(source_id)
+            refused = _refused(source)
+            return refused or served.feed(f"s/{source_id}/feed", extension or None,
+                                          scored_feed(served.storage, source, max_score), variant(max_score))
         # Unsubscribed means unpublished at once, whatever a cache or the bucket still holds.
         enabled = sources.enabled(source_id)
         if enabled is None:
@@ -51,11 +63,19 @@ def router(served: Served) -> Router:
         url = served.url_param()
         if url is None:
             return text(400, "expected /rss?url=ENCODED_FEED_URL (an http or https URL)\n")
+        try:
+            max_score = threshold(served.query("max_score"))
+        except ValueError as exc:
+            return text(400, f"{exc}\n")
         source = sources.find_by_url(url)
-        if source is None:
-            return text(404, "no source with this URL: subscribe with `starfeed source add`\n")
-        if not source.enabled:
-            return text(403, "this source is disabled\n")
+        refused = _refused(source)
+        if refused:
+            return refused
+        if max_score is not None:
+            from starfeed.serve.scored import scored_feed, variant
+
+            return served.feed(f"s/{source.source_id}/feed", "xml", scored_feed(served.storage, source, max_score),
+                               variant(max_score))
         return served.object(f"s/{source.source_id}/feed.xml")
 
     @routes.get("/opml.xml", compress=True)
@@ -67,3 +87,12 @@ def router(served: Served) -> Router:
         return served.object(SUBSCRIPTIONS_OPML, counted_as="opml")
 
     return routes
+
+
+def _refused(source):
+    """404 for a source that is not there (or removed), 403 for a disabled one, else None."""
+    if source is None or source.deleted_at is not None:
+        return text(404, "no such source: it was removed or never added (subscribe with `starfeed source add`)\n")
+    if not source.enabled:
+        return text(403, "this source is disabled\n")
+    return None

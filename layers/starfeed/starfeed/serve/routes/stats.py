@@ -32,7 +32,8 @@ def router(served: Served) -> Router:
         # The sources as the renderer last summarized them: no request scans the sources table.
         rows, built_at = load_sources_summary(storage.blobs) or ([], None)
         body = render_dashboard(storage.counters.days(7), served.cache.summary(), rows, now, notice,
-                                sources_at=built_at)
+                                sources_at=built_at,
+                                budget=(storage.settings.analyzer_daily_calls, storage.settings.analyzer_daily_tokens))
         return Response(200, "text/html; charset=utf-8", body.decode(),
                         {"Cache-Control": "no-store", **PAGE_HEADERS})
 

@@ -1,0 +1,65 @@
+"""Enricher: one SQS record per new entry of a deframed source (seed 004's AI deframing).
+
+Each record is analyzed on its own: a failing one is reported alone as a batch item failure,
+retried after the queue's visibility timeout and dead-lettered after maxReceiveCount. Over the
+day's budget, a record waits invisible until the next UTC day (SQS allows 12 hours at a time);
+one that has waited often is put back as a new message, so waiting never dead-letters it. The
+batch's analyzed entries ask for one render of their feeds."""
+
+import json
+import logging
+import time
+
+from starfeed.enrich.job import EnrichMessage, Known, OverBudget, analyzer_from, enrich
+from starfeed.settings import Settings
+from starfeed.store import Storage
+
+log = logging.getLogger(__name__)
+storage = Storage(Settings.from_env())
+analyzer = analyzer_from(storage.settings)
+MAX_VISIBILITY = 43200  # SQS: 12 hours
+# Waits for the budget a message may spend as the same message; the queue dead-letters at 5 receives.
+WAITS_IN_PLACE = 3
+clock = time.time  # the day the budget counts in (tests move it to tomorrow)
+robots_known: dict[str, dict] = {}  # each host's robots.txt, as long as this instance lives
+
+
+def seconds_to_next_day(now: float) -> int:
+    return int(86400 - now % 86400) + 60  # a minute past midnight UTC, when the budget is new
+
+
+def handler(event, context):
+    now = clock()
+    known = Known(robots=robots_known)  # the batch's sources are read once each
+    targets: set[str] = set()
+    failed: list[str] = []
+    waiting, requeued = [], []
+    for record in event["Records"]:
+        try:
+            body = json.loads(record["body"])
+            message = EnrichMessage(str(body["feed_id"]), str(body["entry_uid"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            log.error("enricher: record %s is malformed (%s); it goes back to the queue", record.get("messageId"), exc)
+            failed.append(record["messageId"])
+            continue
+        try:
+            targets.update(enrich(storage, analyzer, message, now, known))
+        except OverBudget as exc:
+            receives = int(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
+            (requeued if receives >= WAITS_IN_PLACE else waiting).append(record)
+            log.info("enricher: %s/%s waits for tomorrow: %s", message.feed_id, message.entry_uid, exc)
+        except Exception:  # noqa: BLE001 - this record alone is retried; the others go on
+            log.exception("enricher: %s/%s failed; it is retried", message.feed_id, message.entry_uid)
+            failed.append(record["messageId"])
+    if requeued:
+        storage.queues.enrich_later([r["body"] for r in requeued])
+    if waiting:
+        failed += [r["messageId"] for r in waiting]
+        try:
+            storage.queues.hide_enrichments([r["receiptHandle"] for r in waiting],
+                                            min(MAX_VISIBILITY, seconds_to_next_day(now)))
+        except Exception:  # noqa: BLE001 - they come back after the queue's visibility timeout instead
+            log.exception("enricher: waiting records keep the queue's visibility timeout")
+    if targets:
+        storage.queues.send_render(sorted(targets))  # a failure retries the batch: analyzed ones render then
+    return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failed]}

@@ -1,0 +1,135 @@
+"""The enricher's work for one entry of a deframed source (seed 004 §3.3): download the article
+through the fetcher's HTTP path (SSRF rules, limits, our User-Agent) where the host's robots.txt
+allows it, keep its raw bytes, extract its main text, analyze it within the day's budget, store
+the result on the entry, and name the feeds to render again.
+
+A failed download is not a failed entry: the analyzer then reads the feed's own content, and the
+result says so (input "feed", download_error)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from starfeed.enrich.analysis import (AnalysisRequest, Analyzer, AnalyzerError, Prompt, prompt_for)
+from starfeed.fetch import robots
+from starfeed.fetch.http import fetch
+from starfeed.fetch.record import store_raw
+from starfeed.model import Entry, Source
+from starfeed.parse.html import extract_article, looks_like_html
+from starfeed.parse.normalize import rfc3339
+from starfeed.parse.text import text_of
+from starfeed.render import targets_for
+from starfeed.settings import Settings
+from starfeed.store import Storage
+from starfeed.urlpolicy import redact
+
+log = logging.getLogger(__name__)
+MIN_ARTICLE_CHARS = 200  # less than this is a teaser or a wall, not the article
+
+
+class OverBudget(Exception):
+    """Today's analyzer calls or tokens are spent: the entry waits for the next UTC day."""
+
+
+@dataclass(frozen=True)
+class EnrichMessage:
+    feed_id: str
+    entry_uid: str
+
+
+def analyzer_from(settings: Settings) -> Analyzer:
+    """STARFEED_ANALYZER: "mock" or "bedrock" (Converse on STARFEED_BEDROCK_MODEL_ID)."""
+    if settings.analyzer == "mock":
+        from starfeed.enrich.mock import MockAnalyzer
+
+        return MockAnalyzer(settings.analyzer_latency_ms)
+    if settings.analyzer == "bedrock":
+        from starfeed.enrich.bedrock import BedrockAnalyzer
+
+        return BedrockAnalyzer(settings.bedrock_model_id, settings.region)
+    raise ValueError(f"STARFEED_ANALYZER={settings.analyzer!r}: use mock or bedrock")
+
+
+@dataclass
+class Known:
+    """What one enricher instance has read already: a batch's sources (a feed's new entries
+    arrive together) and each host's robots.txt, until it expires."""
+
+    sources: dict[str, Source | None] = field(default_factory=dict)
+    robots: dict[str, dict] = field(default_factory=dict)
+
+
+def enrich(storage: Storage, analyzer: Analyzer, message: EnrichMessage, now: float,
+           known: Known | None = None) -> list[str]:
+    """The feeds to render again once the entry is analyzed; [] when there is nothing to do (the
+    source is gone, removed, disabled or no longer deframed; the entry has expired). Raises
+    OverBudget, or AnalyzerError (recorded on the source) for the message to be retried."""
+    known = known or Known()
+    if message.feed_id not in known.sources:
+        known.sources[message.feed_id] = storage.sources.get(message.feed_id)
+    source = known.sources[message.feed_id]
+    if source is None or not source.live or not source.deframe:
+        log.info("enricher: %s is gone, disabled or not deframed; %s skipped", message.feed_id, message.entry_uid)
+        return []
+    entry = storage.analyses.entry(message.feed_id, message.entry_uid)
+    if entry is None:
+        log.info("enricher: %s/%s is not stored (expired?); skipped", message.feed_id, message.entry_uid)
+        return []
+    prompt = prompt_for(source.prompt)
+    if (entry.analyzer_result or {}).get("prompt_version") == prompt.version:
+        return targets_for(source)  # a redelivered message: analyzed already, its render may be lost
+    if not storage.analyses.reserve(now):
+        raise OverBudget(f"today's budget is spent ({storage.settings.analyzer_daily_calls} calls, "
+                         f"{storage.settings.analyzer_daily_tokens} tokens)")
+    request = request_for(storage, source, entry, prompt, now, known.robots)
+    try:
+        analysis = analyzer.analyze(request)
+    except AnalyzerError as exc:
+        source.analysis_error = f"{rfc3339(now)}: {exc}"[:500]
+        storage.sources.change(source.source_id, {"analysis_error": source.analysis_error})
+        raise
+    result = analysis.result(request, rfc3339(now))
+    storage.analyses.spend(now, result.tokens)
+    storage.analyses.store(entry, result.to_dict(), source.collections)
+    if source.analysis_error:
+        source.analysis_error = None
+        storage.sources.change(source.source_id, {"analysis_error": None})
+    log.info("enricher: %s analyzed from its %s (score %.2f, %d tokens)", redact(entry.canonical_link or entry.entry_uid),
+             request.used, result.score, result.tokens)
+    return targets_for(source)
+
+
+def request_for(storage: Storage, source: Source, entry: Entry, prompt: Prompt, now: float,
+                robots_known: dict[str, dict]) -> AnalysisRequest:
+    """The article's main text when it can be had, else the feed's own content and why not."""
+    settings = storage.settings
+    title = entry.title or ""
+    text, why = article_text(storage, source, entry, now, robots_known)
+    if text is not None:
+        return AnalysisRequest(title, text[:settings.analyzer_input_chars], entry.canonical_link, prompt, "article")
+    feed_text = text_of(entry.content) or text_of(entry.summary) or title
+    return AnalysisRequest(title, feed_text[:settings.analyzer_input_chars], entry.canonical_link, prompt,
+                           "feed", why)
+
+
+def article_text(storage: Storage, source: Source, entry: Entry, now: float,
+                 robots_known: dict[str, dict]) -> tuple[str | None, str | None]:
+    """(the article's main text, None), or (None, why it could not be had)."""
+    link = entry.canonical_link
+    if not link:
+        return None, "the entry has no link"
+    allowed = robots.check(storage, link, now, robots_known)
+    if not allowed.allowed:
+        return None, allowed.reason
+    result = fetch(link, storage.settings)
+    if result.status is not None:
+        store_raw(storage, source, result, now)  # kept before it is read, as every fetch
+    if result.error:
+        return None, result.error
+    if not looks_like_html(result.body, result.headers.get("Content-Type")):
+        return None, f"not an HTML page ({result.headers.get('Content-Type') or 'no content type'})"
+    article = extract_article(result.body, result.url)
+    if article is None or len(article.text) < MIN_ARTICLE_CHARS:
+        return None, "no article text found on the page"
+    return article.text, None

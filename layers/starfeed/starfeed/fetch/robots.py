@@ -1,0 +1,74 @@
+"""robots.txt (RFC 9309) for what starfeed crawls rather than subscribes to: article pages.
+Feeds are not subject to it, by convention. Parsed with Protego; each host's answer is cached in
+the hosts table for settings.robots_cache_seconds.
+
+A robots.txt that answers 4xx allows everything (RFC 9309 §2.3.1.3); one that cannot be read
+(5xx, no answer) disallows everything until it is read again, after ROBOTS_UNREACHABLE_RETRY."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from protego import Protego
+
+from starfeed.fetch.http import fetch
+from starfeed.model import host_key_of
+from starfeed.settings import Settings
+from starfeed.store import Storage
+
+ROBOTS_TOKEN = "starfeed"  # the product token of our User-Agent
+ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309 §2.5: at least 500 KiB are parsed
+ROBOTS_KEPT_CHARS = 100_000  # of it kept in the hosts table (an item holds 400 KB)
+ROBOTS_UNREACHABLE_RETRY = 3600
+KNOWN_HOSTS = 1000  # robots.txt answers a process keeps in memory; then it starts again
+
+
+@dataclass(frozen=True)
+class RobotsAnswer:
+    allowed: bool
+    reason: str | None = None  # why not, for the analyzer result and the logs
+
+
+def robots_url(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}/robots.txt"
+
+
+def answer(record: dict, url: str) -> RobotsAnswer:
+    """Pure: what a cached robots.txt ({status, body}) says of this URL for our token."""
+    status = record.get("status")
+    if status is None or status >= 500:
+        return RobotsAnswer(False, f"robots.txt unreachable ({record.get('error') or f'HTTP {status}'}): "
+                                   "treated as disallowing everything until read again")
+    if status >= 400:
+        return RobotsAnswer(True)
+    if Protego.parse(record.get("body") or "").can_fetch(url, ROBOTS_TOKEN):
+        return RobotsAnswer(True)
+    return RobotsAnswer(False, f"disallowed by {robots_url(url)}")
+
+
+def check(storage: Storage, url: str, now: float, known: dict[str, dict] | None = None) -> RobotsAnswer:
+    """The host's robots.txt's answer for url: from `known` (a process's own copies, which spare
+    a read per article), the hosts table, or fetched and cached in both."""
+    host = host_key_of(url)
+    record = (known or {}).get(host)
+    if record is None or record.get("expires", 0) <= now:
+        record = storage.hosts.robots(host)
+    if record is None or record.get("expires", 0) <= now:
+        record = read(url, storage.settings, now)
+        storage.hosts.note_robots(host, record)
+    if known is not None:
+        if len(known) >= KNOWN_HOSTS:
+            known.clear()
+        known[host] = record
+    return answer(record, url)
+
+
+def read(url: str, settings: Settings, now: float) -> dict:
+    result = fetch(robots_url(url), settings, headers={"Accept": "text/plain, */*;q=0.1"})
+    status = None if result.status == 200 and result.error else result.status  # 200 cut short: unread
+    ok = status is not None and status < 500
+    body = result.body[:ROBOTS_MAX_BYTES].decode("utf-8", "replace") if status == 200 else ""
+    return {"status": status, "error": None if ok else result.error, "body": body[:ROBOTS_KEPT_CHARS],
+            "at": now, "expires": now + (settings.robots_cache_seconds if ok else ROBOTS_UNREACHABLE_RETRY)}
