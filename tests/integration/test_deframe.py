@@ -82,7 +82,7 @@ def test_new_entries_are_analyzed_from_their_articles_and_served(stack, storage,
     assert "seven to two" in result["summary"] and "Copyright" not in result["summary"]  # the article's text
     assert result["prompt_version"].startswith("default:") and result["tokens_in"] > 0
     loud = json.loads(item(stack, f"{origin.url}/news/row")[1])["analyzer_result"]
-    assert loud["score"] == 1.0 and loud["title"] == "Minister critics in row"
+    assert loud["score"] == 1.0 and loud["title"] == "The minister replied"
     # robots.txt disallows /private/: the page is never requested, the feed's content is used.
     memo = json.loads(item(stack, f"{origin.url}/private/memo")[1])["analyzer_result"]
     assert memo["input"] == "feed" and memo["download_error"] == f"disallowed by {origin.url}/robots.txt"
@@ -94,7 +94,7 @@ def test_new_entries_are_analyzed_from_their_articles_and_served(stack, storage,
 
     # The source's feed carries the deframed titles, the original headline in the content.
     feed_xml = body_of(http_get(stack, f"/s/{source.source_id}/feed.xml"))
-    assert titles(feed_xml) == ["Council approves budget", "Minister critics in row", "Leaked memo published",
+    assert titles(feed_xml) == ["Council approves budget", "The minister replied", "Leaked memo published",
                                 "Report released"]
     assert "Original headline: Minister SLAMS critics in SHOCKING row!" in feed_xml
     assert f"<link>{origin.url}/news/row</link>" in feed_xml
@@ -103,6 +103,7 @@ def test_new_entries_are_analyzed_from_their_articles_and_served(stack, storage,
     filtered = http_get(stack, f"/s/{source.source_id}/feed.xml?max_score=0.5")
     assert filtered["statusCode"] == 200
     assert titles(body_of(filtered)) == ["Council approves budget", "Leaked memo published", "Report released"]
+    assert f'href="http://feeds.test/s/{source.source_id}/feed.xml?max_score=0.50" rel="self"' in body_of(filtered)
     proxied = http_get(stack, f"/rss?url={quote(source.url, safe='')}&max_score=0.50")
     assert body_of(proxied) == body_of(filtered)  # one threshold, one cached response
     assert proxied["headers"]["X-Cache"] == "HIT"

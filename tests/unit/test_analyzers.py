@@ -40,9 +40,20 @@ def test_the_mock_is_deterministic_and_scores_framing():
     assert neutral.tokens_in > neutral.tokens_out > 0 and neutral.latency_ms == 300
     loud = mock.analyze(request("SHOCKING: Council SLAMS critics in budget chaos!"))
     assert loud.score == 1.0
-    assert loud.title == "Council critics in budget"
+    # A marked headline gives way to the text's first plain sentence.
+    assert loud.title == "The city council approved the budget on Tuesday by seven votes to two"
+    page = mock.analyze(request("SHOCKING!", "SHOCKING! It rained. It RAINED A LOT!"))
+    assert page.title == "It rained" and page.summary == "It rained." and page.facts == ["It rained."]
+    bare = mock.analyze(request("Critics SLAM the DEVASTATING plan!", ""))
+    assert bare.title == "Critics the plan" and bare.summary == "Critics SLAM the DEVASTATING plan!"
     mild = mock.analyze(request("Council slams critics over budget"))
     assert 0 < mild.score < 0.5
+
+
+def test_the_mock_holds_a_hostile_page_to_the_stored_bounds():
+    endless = "word" * 5000 + ". " + "Another sentence. " * 40
+    result = MockAnalyzer(0).analyze(request("SHOCKING!", endless))
+    assert len(result.title) <= 300 and len(result.summary) <= 2000 and len(result.facts) <= 12
 
 
 def test_the_result_records_its_prompt_and_its_input():

@@ -89,9 +89,10 @@ class FeedMeta:
     # The sources behind the entries, by feed_id: their titles credit entries without an author.
     origins: Mapping[str, Origin] = field(default_factory=dict)
     attribute: bool = False  # name each entry's source: the aggregate and collections mix sources
+    query: str = ""  # a variant's query string, part of its self link (?max_score=0.50)
 
     def self_url(self, fmt: str) -> str:
-        return f"{self.base_url.rstrip('/')}/{self.feed_id}.{FORMATS[fmt][0]}"
+        return f"{self.base_url.rstrip('/')}/{self.feed_id}.{FORMATS[fmt][0]}{self.query}"
 
 
 def render(fmt: str, meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
@@ -140,7 +141,7 @@ def _clean_meta(meta: FeedMeta) -> FeedMeta:
     cleaned = {k: o for k, o in ((k, clean.clean_origin(v)) for k, v in origins.items()) if o}
     return FeedMeta(clean.text(meta.feed_id) or "feed", clean.text(meta.title) or "starfeed",
                     clean.text(meta.description, clean.TEXT) or "", clean.link(meta.home_url) or home,
-                    meta.base_url, clean.language(meta.language), cleaned, bool(meta.attribute))
+                    meta.base_url, clean.language(meta.language), cleaned, bool(meta.attribute), meta.query)
 
 
 def atom_id(entry: Entry) -> str:

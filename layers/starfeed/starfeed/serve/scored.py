@@ -35,7 +35,8 @@ def scored_feed(storage: Storage, source: Source, max_score: float) -> Callable[
             entries = as_shown(within(stored, max_score), {source.source_id: source})[:limit]
             built_at = _newest(entries, source)
             meta = source_meta(source, storage.settings.public_url)
-            meta = replace(meta, title=f"{meta.title} (framing score at most {max_score:.2f})")
+            meta = replace(meta, title=f"{meta.title} (framing score at most {max_score:.2f})",
+                           query=variant(max_score))
             body = render(fmt, meta, entries, built_at)
             tag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
             if tag == etag:
