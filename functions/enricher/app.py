@@ -3,21 +3,24 @@
 Each record is analyzed on its own: a failing one is reported alone as a batch item failure,
 retried after the queue's visibility timeout and dead-lettered after maxReceiveCount. Over the
 day's budget, a record waits invisible until the next UTC day (SQS allows 12 hours at a time);
-one that has waited often is put back as a new message, so waiting never dead-letters it. The
-batch's analyzed entries ask for one render of their feeds."""
+one that has waited often is put back as a new message, so waiting never dead-letters it. A
+record that came before its entry's write is tried again after RETRY_SOON. The batch's analyzed
+entries ask for one render of their feeds."""
 
 import json
 import logging
 import time
 
-from starfeed.enrich.job import EnrichMessage, Known, OverBudget, analyzer_from, enrich
+from starfeed.enrich.job import EnrichMessage, Known, NotStoredYet, OverBudget, analyzer_from, enrich
 from starfeed.settings import Settings
 from starfeed.store import Storage
 
 log = logging.getLogger(__name__)
 storage = Storage(Settings.from_env())
 analyzer = analyzer_from(storage.settings)
-MAX_VISIBILITY = 43200  # SQS: 12 hours
+# SQS refuses a visibility beyond 12 hours from the receive: less this function's timeout.
+MAX_VISIBILITY = 43200 - 600
+RETRY_SOON = 30  # seconds before a message that came before its entry's write is tried again
 # Waits for the budget a message may spend as the same message; the queue dead-letters at 5 receives.
 WAITS_IN_PLACE = 3
 clock = time.time  # the day the budget counts in (tests move it to tomorrow)
@@ -33,7 +36,7 @@ def handler(event, context):
     known = Known(robots=robots_known)  # the batch's sources are read once each
     targets: set[str] = set()
     failed: list[str] = []
-    waiting, requeued = [], []
+    waiting, requeued, soon = [], [], []
     for record in event["Records"]:
         try:
             body = json.loads(record["body"])
@@ -48,18 +51,22 @@ def handler(event, context):
             receives = int(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
             (requeued if receives >= WAITS_IN_PLACE else waiting).append(record)
             log.info("enricher: %s/%s waits for tomorrow: %s", message.feed_id, message.entry_uid, exc)
+        except NotStoredYet as exc:
+            log.info("enricher: %s; tried again in %d s", exc, RETRY_SOON)
+            soon.append(record)
         except Exception:  # noqa: BLE001 - this record alone is retried; the others go on
             log.exception("enricher: %s/%s failed; it is retried", message.feed_id, message.entry_uid)
             failed.append(record["messageId"])
     if requeued:
         storage.queues.enrich_later([r["body"] for r in requeued])
-    if waiting:
-        failed += [r["messageId"] for r in waiting]
+    for records, seconds in ((waiting, min(MAX_VISIBILITY, seconds_to_next_day(now))), (soon, RETRY_SOON)):
+        if not records:
+            continue
+        failed += [r["messageId"] for r in records]
         try:
-            storage.queues.hide_enrichments([r["receiptHandle"] for r in waiting],
-                                            min(MAX_VISIBILITY, seconds_to_next_day(now)))
+            storage.queues.hide_enrichments([r["receiptHandle"] for r in records], seconds)
         except Exception:  # noqa: BLE001 - they come back after the queue's visibility timeout instead
-            log.exception("enricher: waiting records keep the queue's visibility timeout")
+            log.exception("enricher: %d records keep the queue's visibility timeout", len(records))
     if targets:
         storage.queues.send_render(sorted(targets))  # a failure retries the batch: analyzed ones render then
     return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failed]}

@@ -103,8 +103,8 @@ def test_new_entries_are_analyzed_from_their_articles_and_served(stack, storage,
     filtered = http_get(stack, f"/s/{source.source_id}/feed.xml?max_score=0.5")
     assert filtered["statusCode"] == 200
     assert titles(body_of(filtered)) == ["Council approves budget", "Leaked memo published", "Report released"]
-    assert f'href="http://feeds.test/s/{source.source_id}/feed.xml?max_score=0.50" rel="self"' in body_of(filtered)
-    proxied = http_get(stack, f"/rss?url={quote(source.url, safe='')}&max_score=0.50")
+    assert f'href="http://feeds.test/s/{source.source_id}/feed.xml?max_score=0.5" rel="self"' in body_of(filtered)
+    proxied = http_get(stack, f"/rss?url={quote(source.url, safe='')}&max_score=0.500")
     assert body_of(proxied) == body_of(filtered)  # one threshold, one cached response
     assert proxied["headers"]["X-Cache"] == "HIT"
     again = http_get(stack, f"/s/{source.source_id}/feed.xml?max_score=0.5",
@@ -114,7 +114,7 @@ def test_new_entries_are_analyzed_from_their_articles_and_served(stack, storage,
     assert [i["title"] for i in json_feed["items"]] == ["Council approves budget", "Leaked memo published",
                                                        "Report released"]
     assert item(stack, f"{origin.url}/news/row", 0.5) == (
-        404, "held back by max_score: its framing score 1.0 is above max_score 0.50\n")
+        404, "held back by max_score: its framing score 1 is above max_score 0.5\n")
     assert item(stack, f"{origin.url}/news/budget", 0.5)[0] == 200
     assert http_get(stack, f"/s/{source.source_id}/feed.xml?max_score=2")["statusCode"] == 400
     site = json.loads(body_of(http_get(stack, "/api/site?root=127.0.0.1")))
@@ -181,3 +181,67 @@ def test_source_list_and_stats_show_usage_against_the_budget(stack, deframed_sou
     assert "analyzer today:" in out and "of 1,000 calls" in out
     stats = body_of(http_get(stack, "/stats"))
     assert "Analyzer today" in stats and "of 1,000 calls" in stats
+
+
+def test_a_failed_enrichment_request_stores_nothing_and_the_retried_fetch_queues_them(stack, storage, origin,
+                                                                                      monkeypatch, capsys):
+    url = origin.serve("/seam.xml", Reply(200, feed(origin.url, [("/news/seam", "Seam story", "It held.")])))
+    source = add_source(storage, url, time.time() - 3600, deframe=True)[0]
+    fetcher = stack.functions["FetcherFunction"].module
+    send = fetcher.storage.queues.send_enrichments
+
+    def refused(*args):
+        raise RuntimeError("SQS is down")
+
+    monkeypatch.setattr(fetcher.storage.queues, "send_enrichments", refused)
+    stack.run_cycle()
+    assert storage.sources.get(source.source_id).last_error.startswith("store: ")
+    assert storage.analyses.entry(source.source_id, f"{origin.url}/news/seam") is None  # nothing written
+
+    monkeypatch.setattr(fetcher.storage.queues, "send_enrichments", send)
+    storage.sources.change(source.source_id, {"next_check_at": time.time() - 1, "locked_until": None})
+    stack.run_cycle()
+    entry = storage.analyses.entry(source.source_id, f"{origin.url}/news/seam")
+    assert entry.analyzer_result["input"] == "feed"  # the page is not served: the feed's content
+    main(["source", "remove", source.source_id])
+    capsys.readouterr()
+
+
+def test_a_message_before_its_entry_is_tried_again_soon(stack, storage, origin, monkeypatch):
+    url = origin.serve("/early.xml", Reply(200, feed(origin.url, [("/news/early", "Early story", "It came.")])))
+    source = add_source(storage, url, time.time() - 3600, deframe=True, backfill=1)[0]
+    monkeypatch.setattr(stack.functions["EnricherFunction"].module, "RETRY_SOON", 1)
+    storage.queues.send_enrichments(source.source_id, [f"{origin.url}/news/early"])
+    stack.drain()  # the enricher finds no entry yet: the message comes back, it is not dropped
+    assert storage.analyses.entry(source.source_id, f"{origin.url}/news/early") is None
+    stack.run_cycle()  # the fetch stores the entry (and queues its own message)
+
+    def analyzed():
+        stack.drain()
+        return storage.analyses.entry(source.source_id, f"{origin.url}/news/early").analyzer_result
+
+    assert eventually(analyzed, what="the early message's entry analyzed")["summary"] == "It came."
+    main(["source", "remove", source.source_id])
+
+
+def test_deframing_an_existing_source_queues_its_stored_entries(stack, storage, origin, capsys):
+    url = origin.serve("/later.xml", Reply(200, feed(origin.url, [("/news/l1", "One", "First."),
+                                                                   ("/news/l2", "Two", "Second.")])))
+    source = add_source(storage, url, time.time() - 3600)[0]
+    stack.run_cycle()
+    assert storage.analyses.entry(source.source_id, f"{origin.url}/news/l1").analyzer_result is None
+    assert main(["source", "deframe", source.source_id, "on"]) == 0
+    assert "2 stored entries without a result queued for analysis" in capsys.readouterr().out
+    stack.drain()
+    assert all(storage.analyses.entry(source.source_id, f"{origin.url}/news/{n}").analyzer_result
+               for n in ("l1", "l2"))
+    # The item lookup takes the newest copy a reader may see, or with max_score the newest analyzed.
+    copy = origin.serve("/plain.xml", Reply(200, feed(origin.url, [("/news/l1", "One again", "Copy.")])))
+    plain = add_source(storage, copy, time.time() - 3600)[0]
+    stack.run_cycle()
+    code, body = item(stack, f"{origin.url}/news/l1")
+    assert code == 200 and json.loads(body)["feed_id"] == plain.source_id
+    code, body = item(stack, f"{origin.url}/news/l1", 1)
+    assert code == 200 and json.loads(body)["feed_id"] == source.source_id
+    for removed in (source, plain):
+        main(["source", "remove", removed.source_id])

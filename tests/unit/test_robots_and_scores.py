@@ -25,6 +25,7 @@ Disallow: /no-starfeed/
     ({"status": 404, "body": ""}, "https://news.example/anything", True),  # RFC 9309: unavailable, allow
     ({"status": 403, "body": ""}, "https://news.example/anything", True),
     ({"status": 503, "body": ""}, "https://news.example/anything", False),  # unreachable: disallow
+    ({"status": 429, "body": ""}, "https://news.example/anything", False),  # asked to wait: not read
     ({"status": None, "error": "could not connect", "body": ""}, "https://news.example/x", False),
 ])
 def test_robots_answers(record, url, allowed):
@@ -55,7 +56,7 @@ def test_max_score_keeps_analyzed_items_at_or_below_it():
 
 
 @pytest.mark.parametrize("value, expected", [(None, None), ("", None), ("0.5", 0.5), ("0.50", 0.5), ("1", 1.0),
-                                             ("0", 0.0), ("0.333", 0.33)])
+                                             ("0", 0.0), ("0.333", 0.333), ("0.3334", 0.333)])
 def test_thresholds(value, expected):
     assert threshold(value) == expected
 

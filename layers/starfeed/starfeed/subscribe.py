@@ -90,13 +90,28 @@ def sync(storage: Storage, source_id: str, now: float) -> None:
         raise Refused(f"{source_id} is disabled: `starfeed source enable {source_id}` first")
 
 
-def set_field(storage: Storage, source_id: str, name: str, value) -> None:
+def set_field(storage: Storage, source_id: str, name: str, value) -> int:
     """enabled, polling, policy or deframe. Enabling or disabling, and deframing on or off (its
-    items' titles change), re-render every feed the source is in."""
+    items' titles change), re-render every feed the source is in. Returns how many stored entries
+    were queued for analysis (deframing on, or a deframed source enabled)."""
     if not storage.sources.change(source_id, {name: value}):
         raise Refused(f"no source with id {source_id}: see `starfeed source list`")
-    if name in ("enabled", "deframe"):
-        _rerender(storage, storage.sources.get(source_id))
+    if name not in ("enabled", "deframe"):
+        return 0
+    source = storage.sources.get(source_id)
+    _rerender(storage, source)
+    return resume_analysis(storage, source)
+
+
+def resume_analysis(storage: Storage, source: Source | None) -> int:
+    """Queue the analysis of a deframed, live source's newest entries that have none: those
+    stored before deframing was on, and those whose messages were dropped while the source was
+    disabled or removed. Analyzed ones are not queued; the budget holds the rest."""
+    if source is None or not source.deframe or not source.live or not storage.settings.enrich_queue_url:
+        return 0
+    pending = storage.analyses.unanalyzed(source.source_id, storage.settings.feed_item_limit)
+    storage.queues.send_enrichments(source.source_id, pending)
+    return len(pending)
 
 
 PROMPT_MAX_CHARS = 16_000  # a source's own prompt is stored on its item (400 KB at most)
@@ -151,6 +166,7 @@ def restore(storage: Storage, source_id: str, now: float) -> Source:
     for name, value in changes.items():
         setattr(source, name, value)
     _rerender(storage, source)
+    resume_analysis(storage, source)
     return source
 
 

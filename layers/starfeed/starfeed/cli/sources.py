@@ -256,7 +256,7 @@ def _state(source, now: float | None = None) -> str:
     return {"ok": "ok", "not-modified": "no change", "new": "new: not fetched yet"}.get(source.status, source.status)
 
 
-_STAGES = ("fetch", "store raw", "parse", "store", "enrich request", "render request")
+_STAGES = ("fetch", "store raw", "parse", "store", "render request")
 
 
 def _short_error(error: str | None) -> str:
@@ -388,10 +388,10 @@ def _set(args) -> None:
             else ": new entries are not analyzed, and its feeds show the items as published")),
     }[args.verb]
     try:
-        subscribe.set_field(connect(args.stack), args.id, field, value)
+        queued = subscribe.set_field(connect(args.stack), args.id, field, value)
     except Refused as exc:
         raise CliError(str(exc)) from None
-    print(f"{args.id}: {said}")
+    print(f"{args.id}: {said}" + (f"; {queued} stored entries without a result queued for analysis" if queued else ""))
 
 
 def _prompt(args) -> None:

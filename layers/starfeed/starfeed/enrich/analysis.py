@@ -50,7 +50,12 @@ RESULT_SCHEMA = {
 
 class AnalyzerError(Exception):
     """The analyzer gave no usable result (a malformed answer, a refusal, an error after retries).
-    The entry is retried later; the reason is recorded on its source."""
+    The entry is retried later; the reason is recorded on its source. tokens: what the failed
+    call used all the same (a model's malformed answer is billed)."""
+
+    def __init__(self, message: str, tokens: int = 0):
+        super().__init__(message)
+        self.tokens = tokens
 
 
 @dataclass(frozen=True)

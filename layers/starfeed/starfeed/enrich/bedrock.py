@@ -38,11 +38,15 @@ def analysis_of(response: dict, model_id: str) -> Analysis:
     content = ((response.get("output") or {}).get("message") or {}).get("content") or []
     calls = [c["toolUse"] for c in content if isinstance(c, dict) and isinstance(c.get("toolUse"), dict)
              and c["toolUse"].get("name") == TOOL_NAME]
+    usage, metrics = response.get("usage") or {}, response.get("metrics") or {}
+    tokens = int(usage.get("inputTokens") or 0) + int(usage.get("outputTokens") or 0)
     if not calls:
         raise AnalyzerError(f"{model_id} answered without calling {TOOL_NAME} "
-                            f"(stop reason {response.get('stopReason')!r})")
-    fields = checked(calls[0].get("input"))
-    usage, metrics = response.get("usage") or {}, response.get("metrics") or {}
+                            f"(stop reason {response.get('stopReason')!r})", tokens)
+    try:
+        fields = checked(calls[0].get("input"))
+    except AnalyzerError as exc:
+        raise AnalyzerError(str(exc), tokens) from None
     return Analysis(**fields, model=model_id, tokens_in=int(usage.get("inputTokens") or 0),
                     tokens_out=int(usage.get("outputTokens") or 0), latency_ms=int(metrics.get("latencyMs") or 0))
 

@@ -32,6 +32,10 @@ class OverBudget(Exception):
     """Today's analyzer calls or tokens are spent: the entry waits for the next UTC day."""
 
 
+class NotStoredYet(Exception):
+    """The message came before its entry's write was done: retried, dead-lettered if it never is."""
+
+
 @dataclass(frozen=True)
 class EnrichMessage:
     feed_id: str
@@ -73,28 +77,29 @@ def enrich(storage: Storage, analyzer: Analyzer, message: EnrichMessage, now: fl
         log.info("enricher: %s is gone, disabled or not deframed; %s skipped", message.feed_id, message.entry_uid)
         return []
     entry = storage.analyses.entry(message.feed_id, message.entry_uid)
-    if entry is None:
-        log.info("enricher: %s/%s is not stored (expired?); skipped", message.feed_id, message.entry_uid)
-        return []
+    if entry is None:  # queued before it was written: the fetch is writing it, or failed and retries
+        raise NotStoredYet(f"{message.feed_id}/{message.entry_uid} is not stored (yet)")
     prompt = prompt_for(source.prompt)
     if (entry.analyzer_result or {}).get("prompt_version") == prompt.version:
         return targets_for(source)  # a redelivered message: analyzed already, its render may be lost
+    request = request_for(storage, source, entry, prompt, now, known.robots)
+    # Counted when the call is sure to be made: a download that fails costs no budget.
     if not storage.analyses.reserve(now):
         raise OverBudget(f"today's budget is spent ({storage.settings.analyzer_daily_calls} calls, "
                          f"{storage.settings.analyzer_daily_tokens} tokens)")
-    request = request_for(storage, source, entry, prompt, now, known.robots)
     try:
         analysis = analyzer.analyze(request)
     except AnalyzerError as exc:
+        storage.analyses.spend(now, exc.tokens)  # a malformed answer was paid for all the same
         source.analysis_error = f"{rfc3339(now)}: {exc}"[:500]
-        storage.sources.change(source.source_id, {"analysis_error": source.analysis_error})
+        storage.analyses.note_error(source.source_id, source.analysis_error)
         raise
     result = analysis.result(request, rfc3339(now))
     storage.analyses.spend(now, result.tokens)
     storage.analyses.store(entry, result.to_dict(), source.collections)
     if source.analysis_error:
         source.analysis_error = None
-        storage.sources.change(source.source_id, {"analysis_error": None})
+        storage.analyses.note_error(source.source_id, None)
     log.info("enricher: %s analyzed from its %s (score %.2f, %d tokens)", redact(entry.canonical_link or entry.entry_uid),
              request.used, result.score, result.tokens)
     return targets_for(source)
@@ -125,6 +130,12 @@ def article_text(storage: Storage, source: Source, entry: Entry, now: float,
     result = fetch(link, storage.settings)
     if result.status is not None:
         store_raw(storage, source, result, now)  # kept before it is read, as every fetch
+    elif result.error:
+        # No answer: the reason's head only. The result is public, and the link came from the
+        # feed: the SSRF guard's detail (what a name resolves to) stays in the log.
+        log.info("enricher: %s not downloaded: %s", redact(link), result.error)
+        return None, result.error.split(":", 1)[0] + (
+            ": the link is not a public http(s) address" if result.error.startswith("refused") else "")
     if result.error:
         return None, result.error
     if not looks_like_html(result.body, result.headers.get("Content-Type")):

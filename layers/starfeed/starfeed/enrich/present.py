@@ -41,7 +41,8 @@ def within(entries: list[Entry], max_score: float | None) -> list[Entry]:
 
 def threshold(value: str | None) -> float | None:
     """A max_score query parameter: None when absent; ValueError with the reason when unusable.
-    Rounded to two decimals, so 0.5 and 0.50 are one threshold (and one cached response)."""
+    Rounded to three decimals, as scores are stored, so 0.5 and 0.500 are one threshold (and one
+    cached response)."""
     if value is None or value == "":
         return None
     try:
@@ -50,4 +51,4 @@ def threshold(value: str | None) -> float | None:
         raise ValueError(f"max_score={value[:40]!r} is not a number from 0 to 1") from None
     if not 0 <= number <= 1:
         raise ValueError(f"max_score={value[:40]!r} is not a number from 0 to 1")
-    return round(number, 2)
+    return round(number, 3)

@@ -73,12 +73,13 @@ def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float |
             with stage("store"):
                 for entry in ingested.entries:
                     entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
-                stored = storage.entries.upsert(ingested.entries, now, source.collections)
+                # Seed 004: a deframed source's new entries are queued for analysis before they
+                # are written (the enricher retries one it cannot read yet).
+                announce = (lambda fresh: storage.queues.send_enrichments(
+                    source.source_id, [e.entry_uid for e in fresh])) if source.deframe else None
+                stored = storage.entries.upsert(ingested.entries, now, source.collections, announce)
                 new = stored.new
                 outcome = replace(outcome, new_entries=len(new), error=stored.error)
-            if source.deframe and new:
-                with stage("enrich request"):  # seed 004: each new entry is analyzed once stored
-                    storage.queues.send_enrichments(source.source_id, [e.entry_uid for e in new])
             source.title = ingested.title or source.title
             source.site_url = ingested.link or source.site_url
             source.language = ingested.language or source.language

@@ -20,7 +20,7 @@ from starfeed.store.blobs import FeedObject, NotModified
 
 
 def variant(max_score: float) -> str:
-    return f"?max_score={max_score:.2f}"
+    return f"?max_score={max_score:g}"
 
 
 def scored_feed(storage: Storage, source: Source, max_score: float) -> Callable[[str], Callable]:
@@ -35,7 +35,7 @@ def scored_feed(storage: Storage, source: Source, max_score: float) -> Callable[
             entries = as_shown(within(stored, max_score), {source.source_id: source})[:limit]
             built_at = _newest(entries, source)
             meta = source_meta(source, storage.settings.public_url)
-            meta = replace(meta, title=f"{meta.title} (framing score at most {max_score:.2f})",
+            meta = replace(meta, title=f"{meta.title} (framing score at most {max_score:g})",
                            query=variant(max_score))
             body = render(fmt, meta, entries, built_at)
             tag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'

@@ -25,7 +25,7 @@ class Analyses:
 
     def entry(self, feed_id: str, entry_uid: str) -> Entry | None:
         try:
-            return entry_of(self._records.Entry.get(feed_id, entry_uid))
+            return entry_of(self._records.Entry.get(feed_id, entry_uid, consistent_read=True))
         except DoesNotExist:
             return None
 
@@ -42,6 +42,25 @@ class Analyses:
             except UpdateError as exc:
                 if exc.cause_response_code != "ConditionalCheckFailedException":
                     raise
+
+    def unanalyzed(self, feed_id: str, limit: int) -> list[str]:
+        """The newest `limit` entries of a source that have no result: what resuming its
+        analysis queues (`source deframe ID on`, restore, enable)."""
+        E = self._records.Entry
+        records = E.by_sort_key.query(feed_id, scan_index_forward=False, limit=limit,
+                                      attributes_to_get=["entry_uid", "analyzer_result"])
+        return [r.entry_uid for r in list(records)[:limit] if r.analyzer_result is None]
+
+    def note_error(self, source_id: str, error: str | None) -> None:
+        """The analyzer's last failure on the source (None clears it): this attribute alone, so a
+        fetch's schedule written meanwhile stays as it is."""
+        S = self._records.Source
+        action = S.analysis_error.remove() if error is None else S.analysis_error.set(error)
+        try:
+            S(source_id).update(actions=[action], condition=S.source_id.exists())
+        except UpdateError as exc:
+            if exc.cause_response_code != "ConditionalCheckFailedException":
+                raise
 
     def reserve(self, now: float) -> bool:
         """Count one analyzer call against today's budget; False, counting nothing, when today's

@@ -4,6 +4,7 @@ one also copied into the collections its source belongs to (store/collections.py
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -38,8 +39,12 @@ class Entries:
     def __init__(self, records, settings: Settings):
         self._records, self.settings = records, settings
 
-    def upsert(self, entries: list[Entry], now: float, collections: list[str] = ()) -> Upserted:
+    def upsert(self, entries: list[Entry], now: float, collections: list[str] = (),
+               announce: Callable[[list[Entry]], None] | None = None) -> Upserted:
         """Store entries, deduplicated by (feed, entry_uid); returns the ones new to the store.
+        announce(new entries), when given, runs before anything is written: what must follow a
+        new entry (its analysis) is asked for first, so a failure stores nothing and the retried
+        fetch finds the entries new again.
 
         Writes follow changes: a new entry is written (with a copy per collection), a changed one
         rewritten, at most settings.max_rewrites times so a feed that puts a clock in its content
@@ -71,6 +76,8 @@ class Entries:
                     stale_copies.append(old.sort_key)
             elif (old.last_seen or "") <= refresh_before:
                 sighted.append(entry.entry_uid)
+        if announce is not None and new:
+            announce([entry for entry, _ in new])
         C = self._records.CollectionEntry
         with E.batch_write() as batch:
             for entry, rewrites in new + changed:
@@ -150,9 +157,8 @@ class Entries:
                     return out
         return out
 
-    def by_link(self, link: str) -> Entry | None:
-        """The newest stored entry with this link (the same link may appear in several feeds)."""
+    def with_link(self, link: str) -> list[Entry]:
+        """The stored entries with this link, newest first (the same link may be in several feeds)."""
         keys = list(self._records.Entry.by_link.query(link, limit=20))
         records = self._records.Entry.batch_get([(k.feed_id, k.entry_uid) for k in keys])
-        entries = sorted((entry_of(r) for r in records), key=lambda e: e.sort_time, reverse=True)
-        return entries[0] if entries else None
+        return sorted((entry_of(r) for r in records), key=lambda e: e.sort_time, reverse=True)

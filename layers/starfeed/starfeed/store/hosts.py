@@ -45,16 +45,22 @@ class Hosts:
         # Never shortens the record's life: a stopped pause must outlive any rate-limit note.
         H(host).update(actions=[H.rate_limit.set(rate), H.expires_at.set(H.expires_at | int(rate["reset"]) + DAY)])
 
+    # A host's robots.txt is an item of its own: the scheduler reads the hosts' pauses every run
+    # and should not read their robots.txt with them.
+    @staticmethod
+    def _robots_key(host: str) -> str:
+        return f"robots.txt {host}"
+
     def robots(self, host: str) -> dict | None:
         """The host's cached robots.txt (fetch/robots.py), or None."""
         try:
-            return self._records.Host.get(host, attributes_to_get=["robots"]).robots
+            return self._records.Host.get(self._robots_key(host), attributes_to_get=["robots"]).robots
         except DoesNotExist:
             return None
 
     def note_robots(self, host: str, robots: dict) -> None:
         H = self._records.Host
-        H(host).update(actions=[H.robots.set(robots), H.expires_at.set(H.expires_at | int(robots["expires"]) + DAY)])
+        H(self._robots_key(host)).update(actions=[H.robots.set(robots), H.expires_at.set(int(robots["expires"]) + DAY)])
 
     def state(self, host: str) -> dict:
         """Everything known about a host: its pause (if any) and its latest rate limit."""

@@ -6,6 +6,7 @@ import re
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from starfeed.enrich.analysis import score_of
 from starfeed.enrich.present import threshold, within
 from starfeed.serve.responses import Served, json_response, text
 
@@ -27,15 +28,20 @@ def router(served: Served) -> Router:
             max_score = threshold(served.query("max_score"))
         except ValueError as exc:
             return text(400, f"{exc}\n")
-        entry = storage.entries.by_link(url)
-        source = storage.sources.get(entry.feed_id) if entry else None
-        if entry is None or source is None or not source.live:
+        # The newest copy among the live sources' (seed 004 §6: a link may be in several feeds);
+        # with max_score, the newest that passes it.
+        entries = storage.entries.with_link(url)
+        sources = storage.sources.get_many({e.feed_id for e in entries}) if entries else {}
+        shown = [e for e in entries if getattr(sources.get(e.feed_id), "live", False)]
+        if not shown:
             return text(404, "unknown link\n")
-        if not within([entry], max_score):
-            why = "not analyzed yet" if entry.analyzer_result is None else \
-                f"its framing score {entry.analyzer_result.get('score')} is above max_score {max_score:.2f}"
+        passing = within(shown, max_score)
+        if not passing:
+            scores = [s for s in (score_of(e.analyzer_result) for e in shown) if s is not None]
+            why = (f"its framing score {min(scores):g} is above max_score {max_score:g}" if scores
+                   else "not analyzed yet")
             return text(404, f"held back by max_score: {why}\n")
-        return json_response(item_json(entry, source))
+        return json_response(item_json(passing[0], sources[passing[0].feed_id]))
 
     @routes.get("/api/site", compress=True)
     def api_site():
