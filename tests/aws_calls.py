@@ -34,6 +34,8 @@ def grants_for(service: str, operation: str, params: dict, logical: dict[str, st
         return {(f"sqs:{_SQS.get(operation, operation)}", logical[params["QueueUrl"]], "")}
     if service == "ssm":
         return {(f"ssm:{operation}", "GitHubTokenName", "")}
+    if service == "events":
+        return {(f"events:{operation}", logical[e["EventBusName"]], "") for e in params["Entries"]}
     if service == "bedrock-runtime":  # Converse is authorized as InvokeModel on the model
         return {("bedrock:InvokeModel", "BedrockModelId", "")}
     if service == "secretsmanager":

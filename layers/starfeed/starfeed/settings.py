@@ -29,6 +29,7 @@ class Settings:
     fetch_queue_url: str = ""
     render_queue_url: str = ""
     enrich_queue_url: str = ""
+    event_bus_name: str = ""  # NewEntry events (seed 003 §9.1); none are sent without one
     region: str = "us-east-1"
     # None means the real AWS endpoints; the local stack points this at moto.
     endpoint_url: str | None = None
@@ -172,6 +173,7 @@ _RESOURCE_ENV = {
     "fetch_queue_url": "FETCH_QUEUE_URL",
     "render_queue_url": "RENDER_QUEUE_URL",
     "enrich_queue_url": "ENRICH_QUEUE_URL",
+    "event_bus_name": "EVENT_BUS_NAME",
 }
 
 

@@ -4,15 +4,19 @@ and fetch/github_job.py (GitHub), so neither imports the other."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 
 from starfeed.fetch.http import FetchResult
-from starfeed.model import Source
+from starfeed.fetch.stage import describe
+from starfeed.model import Entry, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.schedule.decide import Decision
 from starfeed.settings import Settings
 from starfeed.store import Storage
 from starfeed.urlpolicy import redact
+
+log = logging.getLogger(__name__)
 
 
 def store_raw(storage: Storage, source: Source, result: FetchResult, now: float) -> dict:
@@ -21,6 +25,30 @@ def store_raw(storage: Storage, source: Source, result: FetchResult, now: float)
               "http_status": result.status, "request_headers": result.request_headers,
               "response_headers": dict(result.headers), "content_type": result.headers.get("Content-Type")}
     return storage.blobs.put_raw_fetch(uuid.uuid4().hex, record, result.body)
+
+
+def new_entry_detail(source: Source, entry: Entry, public_url: str) -> dict:
+    """A NewEntry event's detail: seed 003 §9.1's payload, plus the entry's title and its source
+    as a consumer names it (the URL redacted, as every public view shows it)."""
+    return {"entry_uid": entry.entry_uid, "feed_id": entry.feed_id, "published": entry.published,
+            "canonical_link": entry.canonical_link, "raw_refs": entry.raw_refs, "ingested_at": entry.first_seen,
+            "title": entry.title,
+            "source": {"url": redact(source.url), "title": source.title,
+                       "feed": f"{public_url.rstrip('/')}/s/{source.source_id}/feed.xml"}}
+
+
+def publish_new(storage: Storage, source: Source, entries: list[Entry]) -> None:
+    """NewEntry events for entries just stored for the first time, after the write that made them
+    new: a redelivered fetch finds them stored and publishes nothing again. Entries EventBridge
+    refuses are sent again (store/events.py); what it still refuses is logged, and the fetch,
+    whose entries are stored, goes on."""
+    if not entries:
+        return
+    try:
+        storage.events.new_entries([new_entry_detail(source, e, storage.settings.public_url) for e in entries])
+    except Exception as exc:  # noqa: BLE001 - the entries are stored; only their announcement is lost
+        log.error("fetcher: %s: NewEntry events for %d entries not published: %s", redact(source.url),
+                  len(entries), describe(exc))
 
 
 def remember_fetch(source: Source, raw_ref: dict | None, status: int | None, outcome: str, now: float,

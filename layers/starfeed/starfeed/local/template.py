@@ -1,4 +1,4 @@
-"""Read template.yaml and create its tables, buckets and queues on an AWS endpoint (moto)."""
+"""Read template.yaml and create its tables, buckets, queues and event buses on an AWS endpoint (moto)."""
 
 from __future__ import annotations
 
@@ -95,6 +95,13 @@ def create(template: dict, session, overrides: dict[str, str] | None = None) -> 
                     key=lambda item: "RedrivePolicy" in item[1].get("Properties", {}))
     for name, resource in queues:
         _create_queue(stack, sqs, name, stack.resolve(resource.get("Properties", {})))
+    events = session.client("events")
+    for name, resource in stack.of_type("AWS::Events::EventBus").items():
+        bus = stack.resolve(resource["Properties"])["Name"]
+        events.create_event_bus(Name=bus)
+        stack.refs[name] = bus
+        stack.attributes[(name, "Arn")] = f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{bus}"
+        stack.attributes[(name, "Name")] = bus
     for name in stack.of_type("AWS::Serverless::HttpApi"):
         stack.refs[name] = "local"
     return stack

@@ -1,5 +1,6 @@
 """The storage layer: every call to DynamoDB, S3 and SQS lives in this package, one module per
-entity (sources, entries, collections, hosts, counters, the pace, analyses, blobs, queues, secrets)."""
+entity (sources, entries, collections, hosts, counters, the pace, analyses, blobs, queues, events,
+secrets)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:  # loaded on first use, below
     from starfeed.store.analyses import Analyses
     from starfeed.store.collections import Collections
     from starfeed.store.entries import Entries
+    from starfeed.store.events import Events
     from starfeed.store.hosts import Hosts
     from starfeed.store.pace import PaceStore
     from starfeed.store.sources import Sources
@@ -93,6 +95,12 @@ class Storage:
     @cached_property
     def queues(self) -> Queues:
         return Queues(self.client("sqs"), self.settings)
+
+    @cached_property
+    def events(self) -> "Events":
+        from starfeed.store.events import Events
+
+        return Events(self.client("events"), self.settings)
 
     @cached_property
     def secrets(self) -> Secrets:
