@@ -23,7 +23,7 @@ JOBS = ("starfeed.fetch.job", "starfeed.fetch.github_job", "starfeed.fetch.recor
         "starfeed.render.job", "starfeed.schedule.tick", "starfeed.enrich.job",
         # The analyzer that calls a model: the enrich job's edge to Bedrock.
         "starfeed.enrich.bedrock")
-STORAGE_USERS = JOBS + ("starfeed.serve", "starfeed.sources", "starfeed.subscribe", "starfeed.following",
+STORAGE_USERS = JOBS + ("starfeed.serve", "starfeed.sources", "starfeed.subscribe", "starfeed.following", "starfeed.taps",
                         "starfeed.deployment", "starfeed.cli", "starfeed.local", "starfeed.bench")
 
 

@@ -11,7 +11,7 @@ import logging
 import random
 
 from starfeed.fetch.github import GitHub, Read, Verdict, read_following, read_stars
-from starfeed.fetch.record import apply_decision, publish_new, remember_fetch, store_raw
+from starfeed.fetch.record import apply_decision, publish_new, remember_fetch, store_raw, tap_new
 from starfeed.fetch.stage import StageFailed, stage
 from starfeed.model import FetchOutcome, Kind, Source, Status
 from starfeed.parse.github import star_entry
@@ -101,6 +101,7 @@ def _store_stars(storage: Storage, user: Source, read: Read, lease: float | None
     entries = [star_entry(user.login or "", star, user.source_id, now) for star in read.stars]
     storage.entries.store_stars(user, entries, lease)
     publish_new(storage, user, entries)
+    tap_new(storage, user, entries, None, now)
     # Every star time known now: on a first sync, seed 000 seeds the EMA with all of their gaps.
     user.publications = sorted(set(user.publications) | {s.starred_epoch for s in read.stars})
     user.entry_count += len(entries)

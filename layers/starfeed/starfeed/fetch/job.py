@@ -12,7 +12,7 @@ from dataclasses import replace
 from starfeed.fetch.github_job import fetch_github
 from starfeed.fetch.headers import freshness
 from starfeed.fetch.http import FetchResult, fetch
-from starfeed.fetch.record import apply_decision, publish_new, remember_fetch, store_raw
+from starfeed.fetch.record import apply_decision, publish_new, remember_fetch, store_raw, tap_new
 from starfeed.fetch.stage import StageFailed, describe, stage
 from starfeed.model import GITHUB_KINDS, FetchOutcome, Pace, Source, Status
 from starfeed.parse.ingest import Ingested, ingest
@@ -85,6 +85,7 @@ def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float |
             source.language = ingested.language or source.language
             source.last_dropped = dict(ingested.dropped)  # `source list` says what the filters hid
             publish_new(storage, source, new)  # with the source's title, new on a first fetch
+            tap_new(storage, source, new, raw_ref, now)
         # A first fetch publishes the source's feed, even empty; after a failure the entries a
         # failed attempt stored may not have been rendered yet.
         if new or first_fetch or previously_failed:

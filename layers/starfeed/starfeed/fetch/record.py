@@ -4,8 +4,10 @@ and fetch/github_job.py (GitHub), so neither imports the other."""
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
+from dataclasses import asdict
 
 from starfeed.fetch.http import FetchResult
 from starfeed.fetch.stage import describe
@@ -49,6 +51,19 @@ def publish_new(storage: Storage, source: Source, entries: list[Entry]) -> None:
     except Exception as exc:  # noqa: BLE001 - the entries are stored; only their announcement is lost
         log.error("fetcher: %s: NewEntry events for %d entries not published: %s", redact(source.url),
                   len(entries), describe(exc))
+
+
+def tap_new(storage: Storage, source: Source, entries: list[Entry], raw_ref: dict | None, now: float) -> None:
+    """Seed 003 §9.3's tap: the fetch's new entries as NDJSON in the raw bucket, partitioned by
+    day, for Athena or `starfeed tap export`. Best effort, like the events: the entries are stored."""
+    if not entries:
+        return
+    name = f"{source.source_id}-{raw_ref['fetch_id'] if raw_ref else uuid.uuid4().hex}"
+    try:
+        storage.blobs.put_tap(rfc3339(now)[:10], name, [json.dumps(asdict(e), ensure_ascii=False) for e in entries],
+                              raw_ref["key"] if raw_ref else None)
+    except Exception as exc:  # noqa: BLE001 - the entries are stored; only the tap misses them
+        log.error("fetcher: %s: %d entries not tapped: %s", redact(source.url), len(entries), describe(exc))
 
 
 def remember_fetch(source: Source, raw_ref: dict | None, status: int | None, outcome: str, now: float,

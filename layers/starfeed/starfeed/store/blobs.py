@@ -20,6 +20,9 @@ class FeedObject:
     cache_control: str | None = None
 
 
+TAP_PREFIX = "taps/entries/"
+
+
 class NotModified(Exception):
     pass
 
@@ -49,6 +52,37 @@ class Blobs:
         self._s3.put_object(Bucket=self._settings.raw_bucket, Key=fetch_key,
                             Body=json.dumps(record).encode(), ContentType="application/json")
         return {"fetch_id": fetch_id, "key": fetch_key, "body_sha256": digest}
+
+    # NDJSON taps (seed 003 §9.3) ----------------------------------------------------------
+
+    def put_tap(self, day: str, name: str, lines: list[str], raw_record_key: str | None) -> str:
+        """One fetch's new entries, a JSON object per line, under taps/entries/dt=DAY/ (Athena's
+        partition layout); the fetch's raw record is named in the object's metadata."""
+        key = f"{TAP_PREFIX}dt={day}/{name}.ndjson"
+        self._s3.put_object(Bucket=self._settings.raw_bucket, Key=key, Body="".join(f"{line}\n" for line in lines).encode(),
+                            ContentType="application/x-ndjson",
+                            Metadata={"raw-record": raw_record_key} if raw_record_key else {})
+        return key
+
+    def tap_keys(self, since_day: str) -> list[str]:
+        """Every tap object of `since_day` and later, oldest day first."""
+        keys = []
+        pages = self._s3.get_paginator("list_objects_v2").paginate(
+            Bucket=self._settings.raw_bucket, Prefix=TAP_PREFIX, StartAfter=f"{TAP_PREFIX}dt={since_day}")
+        for page in pages:
+            keys += [o["Key"] for o in page.get("Contents", []) if o["Key"] >= f"{TAP_PREFIX}dt={since_day}"]
+        return sorted(keys)
+
+    def get_tap(self, key: str) -> tuple[bytes, str | None]:
+        """A tap object's lines and its fetch's raw record key."""
+        response = self._s3.get_object(Bucket=self._settings.raw_bucket, Key=key)
+        return response["Body"].read(), response.get("Metadata", {}).get("raw-record")
+
+    def get_raw_fetch(self, record_key: str) -> tuple[dict, bytes]:
+        """A fetch's record (status, headers, when) and the body it points at, as stored."""
+        record = json.loads(self._s3.get_object(Bucket=self._settings.raw_bucket, Key=record_key)["Body"].read())
+        body = self._s3.get_object(Bucket=self._settings.raw_bucket, Key=record["body_key"])["Body"].read()
+        return record, body
 
     # Rendered feeds ------------------------------------------------------------------------
 
