@@ -21,6 +21,7 @@ from starfeed.cli import main
 from starfeed.enrich.bedrock import BedrockAnalyzer
 from starfeed.local.github_sim import GitHubSim, population
 from starfeed.local.template import load
+from starfeed.render.job import encode_cursor
 from starfeed.sources import add_source
 from starfeed.store import Storage
 
@@ -132,6 +133,10 @@ def scenario(stack, storage, origin, other_origin, monkeypatch):
             copy.delete()
         storage.queues.send_render(["c/iam/feed"])
         stack.drain()
+        older = encode_cursor("2099-01-01T00:00:00Z#any")  # a page of everything stored
+        for path in (f"/feed.xml?before={older}", f"/c/iam/feed.json?before={older}",
+                     f"/s/{kept.source_id}/feed.atom?before={older}"):
+            assert http_get(stack, path)["statusCode"] == 200, path
         for path in ("/", "/feed.xml", "/healthz", f"/s/{kept.source_id}/feed.xml", "/c/iam/feed.json",
                      f"/rss?url={quote(kept.url, safe='')}", "/api/item?url=https://example.org/i1",
                      "/api/site?root=127.0.0.1", "/stats", "/opml.xml", "/subscriptions.opml"):

@@ -34,6 +34,7 @@ class Settings:
     # None means the real AWS endpoints; the local stack points this at moto.
     endpoint_url: str | None = None
     public_url: str = "http://127.0.0.1:3000"
+    websub_hub: str = ""  # a WebSub hub our feeds announce (rel="hub"); none when empty
 
     # Scheduling (seconds). Seed 003 §6.1 defaults.
     default_interval: int = 900

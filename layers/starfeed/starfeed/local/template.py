@@ -56,8 +56,8 @@ class Stack:
     def resolve(self, value):
         if isinstance(value, dict) and len(value) == 1:
             (key, arg), = value.items()
-            if key == "Ref":
-                return self.parameters.get(arg) or self.refs.get(arg) or _PSEUDO.get(arg, arg)
+            if key == "Ref":  # a parameter may be empty: "" is its value
+                return self.parameters[arg] if arg in self.parameters else self.refs.get(arg) or _PSEUDO.get(arg, arg)
             if key == "Fn::GetAtt":
                 return self.attributes[tuple(arg)]
             if key == "Fn::Sub":

@@ -89,10 +89,24 @@ class FeedMeta:
     # The sources behind the entries, by feed_id: their titles credit entries without an author.
     origins: Mapping[str, Origin] = field(default_factory=dict)
     attribute: bool = False  # name each entry's source: the aggregate and collections mix sources
-    query: str = ""  # a variant's query string, part of its self link (?max_score=0.50)
+    query: str = ""  # a variant's query string, part of its self link (?max_score=0.5, ?before=…)
+    # RFC 5005 §3, paged feeds: the next (older) page's query when there is one, and on a later
+    # page the first page's ("" for the feed itself).
+    next_query: str | None = None
+    first_query: str | None = None
+    hub: str | None = None  # a WebSub hub that announces this feed's updates
 
     def self_url(self, fmt: str) -> str:
-        return f"{self.base_url.rstrip('/')}/{self.feed_id}.{FORMATS[fmt][0]}{self.query}"
+        return self.url_with(fmt, self.query)
+
+    def url_with(self, fmt: str, query: str) -> str:
+        return f"{self.base_url.rstrip('/')}/{self.feed_id}.{FORMATS[fmt][0]}{query}"
+
+    def links(self, fmt: str) -> list[tuple[str, str]]:
+        """(rel, href) of the links beside self: the hub, the first page, the next page."""
+        return [(rel, href) for rel, href in (
+            ("hub", self.hub), ("first", None if self.first_query is None else self.url_with(fmt, self.first_query)),
+            ("next", None if self.next_query is None else self.url_with(fmt, self.next_query))) if href]
 
 
 def render(fmt: str, meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
@@ -141,7 +155,8 @@ def _clean_meta(meta: FeedMeta) -> FeedMeta:
     cleaned = {k: o for k, o in ((k, clean.clean_origin(v)) for k, v in origins.items()) if o}
     return FeedMeta(clean.text(meta.feed_id) or "feed", clean.text(meta.title) or "starfeed",
                     clean.text(meta.description, clean.TEXT) or "", clean.link(meta.home_url) or home,
-                    meta.base_url, clean.language(meta.language), cleaned, bool(meta.attribute), meta.query)
+                    meta.base_url, clean.language(meta.language), cleaned, bool(meta.attribute), meta.query,
+                    meta.next_query, meta.first_query, clean.link(meta.hub))
 
 
 def atom_id(entry: Entry) -> str:
@@ -202,6 +217,8 @@ def _rss(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     _sub(channel, "link", meta.home_url)
     _sub(channel, "description", meta.description or meta.title)  # RSS requires a description
     _sub(channel, f"{{{ATOM}}}link", href=meta.self_url("rss"), rel="self", type=_media("rss"))
+    for rel, href in meta.links("rss"):
+        _sub(channel, f"{{{ATOM}}}link", href=href, rel=rel)
     if meta.language:
         _sub(channel, "language", meta.language)
     _sub(channel, "lastBuildDate", _rfc822(clean.stamp(_dt(built_at))))
@@ -255,6 +272,8 @@ def _atom(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     if meta.description:
         _sub(feed, a("subtitle"), meta.description, type="text")
     _sub(feed, a("link"), href=meta.self_url("atom"), rel="self", type=_media("atom"))
+    for rel, href in meta.links("atom"):
+        _sub(feed, a("link"), href=href, rel=rel)
     _sub(feed, a("link"), href=meta.home_url, rel="alternate", type="text/html")
     _sub(feed, a("updated"), clean.stamp(_dt(built_at)))
     _sub(feed, a("generator"), "starfeed", uri=PROJECT_URL, version=__version__)
@@ -354,6 +373,8 @@ def _json(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
         items.append(item)
     document = {"version": "https://jsonfeed.org/version/1.1", "title": meta.title,
                 "home_page_url": meta.home_url, "feed_url": meta.self_url("json"),
+                "next_url": dict(meta.links("json")).get("next"),
+                "hubs": [{"type": "WebSub", "url": meta.hub}] if meta.hub else None,
                 "description": meta.description, "language": meta.language, "items": items}
     document = {k: v for k, v in document.items() if v is not None}
     return json.dumps(document, ensure_ascii=False, indent=1).encode()

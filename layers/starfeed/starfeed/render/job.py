@@ -7,7 +7,9 @@ are still written, so the renderer's handler retries only the SQS records that n
 
 from __future__ import annotations
 
+import base64
 import logging
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -27,6 +29,7 @@ from starfeed.render.opml import published_opml, subscriptions_opml
 from starfeed.sources import GITHUB_COLLECTION as GITHUB
 from starfeed.stats import render_bucket
 from starfeed.store import Storage
+from starfeed.store.records import sort_key_of
 
 log = logging.getLogger(__name__)
 
@@ -77,32 +80,8 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
 def _render_target(storage: Storage, target: str, now: float, collections: Callable[[], dict[str, int]],
                    notice: Callable[[], str | None], timings: Counter) -> str:
     """"rendered", "unpublished" or "skipped"; raises when the target cannot be rendered."""
-    limit, base = storage.settings.feed_item_limit, storage.settings.public_url
-    parts = target.split("/")
-    kind, name = (parts[0], parts[1]) if len(parts) == 3 and parts[2] == "feed" and parts[1] else ("", "")
-    # The aggregate and collections mix sources: one article seen through two of them appears
-    # once (render.choose), so about twice the limit is read to fill the feed after merging, and
-    # every item names the source it came from.
-    if target == AGGREGATE:
-        entries, sources = _of_published_sources(storage, storage.entries.recent(None, 2 * limit, now))
-        entries = as_shown(choose.for_readers(entries, limit), sources)
-        meta = mixed(FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base), sources)
-        _render_index(storage, meta, "", entries, sources, collections(), notice(), now)
-    elif kind == "c":
-        # The collection's own partition of newest entries, not one Query per member; a source
-        # that left keeps its copies there until they expire, and they are not shown.
-        members = storage.collections.members(name)
-        current = set(members)
-        copies = [e for e in storage.collections.recent(name, 2 * limit) if e.feed_id in current]
-        entries, sources = _of_published_sources(storage, copies)
-        entries = as_shown(choose.for_readers(entries, limit), sources)
-        if name == GITHUB:
-            meta = github_meta(target, len(members), base)
-        else:
-            meta = FeedMeta(target, f"starfeed: {name}", f"The {name} collection", f"{base}/c/{name}/", base)
-        meta = mixed(meta, sources)
-        _render_index(storage, meta, f"c/{name}/", entries, sources, collections(), notice(), now)
-    elif kind == "s":
+    kind, name = target_parts(target)
+    if kind == "s":
         source = storage.sources.get(name)
         if source is None or not source.live:
             # Unsubscribed means unpublished: the api must not keep serving the last render.
@@ -110,12 +89,14 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
             log.info("renderer: %s unpublished: its source is %s", target,
                      "purged" if source is None else "removed" if source.deleted_at else "disabled")
             return "unpublished"
-        entries = as_shown(choose.newest_first(storage.entries.recent(source.source_id, limit, now)),
-                           {source.source_id: source})
-        meta = source_meta(source, base)
-    else:
+    page = feed_page(storage, target, now)
+    if page is None:
         log.info("renderer: %s names nothing to render; skipped", target)
         return "skipped"
+    meta, entries, sources = page
+    if kind in ("", "c"):
+        prefix = f"c/{name}/" if kind == "c" else ""
+        _render_index(storage, meta, prefix, entries, sources, collections(), notice(), now)
     for fmt, (extension, content_type) in FORMATS.items():
         started = time.perf_counter()
         document = render(fmt, meta, entries, now)
@@ -123,6 +104,80 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
         storage.blobs.put_feed(f"{target}.{extension}", document, content_type, rendered_at=now)
     log.info("renderer: %s with %d entries", target, len(entries))
     return "rendered"
+
+
+def target_parts(target: str) -> tuple[str, str]:
+    """("", "") for the aggregate or nothing, ("c", name) for a collection, ("s", id) for a source."""
+    parts = target.split("/")
+    return (parts[0], parts[1]) if len(parts) == 3 and parts[2] == "feed" and parts[1] else ("", "")
+
+
+def feed_page(storage: Storage, target: str, now: float,
+              before: str | None = None) -> tuple[FeedMeta, list[Entry], dict[str, Source]] | None:
+    """One page of a feed: (meta, entries, their sources); None when the target names nothing
+    (or a source that is not live). The first page is what the renderer publishes; `before` (a
+    sort key) gives the page of entries older than it, as RFC 5005 §3's next link asks."""
+    limit, base = storage.settings.feed_item_limit, storage.settings.public_url
+    kind, name = target_parts(target)
+    # The aggregate and collections mix sources: one article seen through two of them appears
+    # once (render.choose), so about twice the limit is read to fill the feed after merging, and
+    # every item names the source it came from.
+    if target == AGGREGATE:
+        read = storage.entries.recent(None, 2 * limit, now, before)
+        entries, sources = _of_published_sources(storage, read)
+        entries = as_shown(choose.for_readers(entries, limit), sources)
+        meta = mixed(FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base), sources)
+    elif kind == "c":
+        # The collection's own partition of newest entries, not one Query per member; a source
+        # that left keeps its copies there until they expire, and they are not shown.
+        members = storage.collections.members(name)
+        current = set(members)
+        read = storage.collections.recent(name, 2 * limit, before)
+        entries, sources = _of_published_sources(storage, [e for e in read if e.feed_id in current])
+        entries = as_shown(choose.for_readers(entries, limit), sources)
+        if name == GITHUB:
+            meta = github_meta(target, len(members), base)
+        else:
+            meta = FeedMeta(target, f"starfeed: {name}", f"The {name} collection", f"{base}/c/{name}/", base)
+        meta = mixed(meta, sources)
+    elif kind == "s":
+        source = storage.sources.get(name)
+        if source is None or not source.live:
+            return None
+        sources = {source.source_id: source}
+        read = storage.entries.recent(source.source_id, limit + 1, now, before)  # one more: is there a next page?
+        entries = as_shown(choose.newest_first(read)[:limit], sources)
+        meta = source_meta(source, base)
+    else:
+        return None
+    # What was read and not shown is older than the last shown (or a copy of one shown): the next
+    # page starts below the last shown.
+    more = len(read) > len(entries) and bool(entries)
+    meta = replace(meta, hub=storage.settings.websub_hub or None,
+                   next_query=f"?before={cursor_of(entries[-1])}" if more else None,
+                   query=f"?before={encode_cursor(before)}" if before else "",
+                   first_query="" if before else None)
+    return meta, entries, sources
+
+
+def cursor_of(entry: Entry) -> str:
+    return encode_cursor(sort_key_of(entry))
+
+
+def encode_cursor(sort_key: str) -> str:
+    """An opaque page cursor: the sort key, base64url without padding."""
+    return base64.urlsafe_b64encode(sort_key.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    """The sort key a cursor holds; ValueError when it holds none."""
+    try:
+        sort_key = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError("before= is not a page cursor of this feed") from None
+    if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ#.{1,1100}", sort_key, re.DOTALL):
+        raise ValueError("before= is not a page cursor of this feed")
+    return sort_key
 
 
 def source_meta(source: Source, base: str) -> FeedMeta:

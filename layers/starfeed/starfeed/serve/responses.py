@@ -74,13 +74,22 @@ class Served:
         if obj is None:
             return text(404, f"/{key} has not been built yet: its source is new or unknown\n", vary)
         self.count(counted_as or FORMAT_OF_EXTENSION.get(key.rsplit(".", 1)[-1], "other"), hit)
-        headers = {**vary, **(PAGE_HEADERS if key.endswith(".html") else {}),
+        headers = {**vary, **(PAGE_HEADERS if key.endswith(".html") else {}), **self._links(key),
                    "ETag": obj.etag, "X-Cache": "HIT" if hit else "MISS",
                    "Last-Modified": email.utils.formatdate(obj.last_modified, usegmt=True),
                    "Cache-Control": obj.cache_control or f"public, max-age={self.storage.settings.cache_max_age}"}
         if not_modified(obj, self.header("If-None-Match"), self.header("If-Modified-Since")):
             return Response(304, headers=headers)
         return Response(200, obj.content_type, obj.body.decode("utf-8"), headers)
+
+    def _links(self, key: str) -> dict:
+        """A feed's Link header: its own URL (rel="self") and, when one is set, its WebSub hub."""
+        if not key.split("?", 1)[0].rsplit("/", 1)[-1].startswith("feed."):
+            return {}
+        links = [f'<{self.storage.settings.public_url.rstrip("/")}/{key}>; rel="self"']
+        if self.storage.settings.websub_hub:
+            links.append(f'<{self.storage.settings.websub_hub}>; rel="hub"')
+        return {"Link": ", ".join(links)}
 
     def feed(self, path: str, extension: str | None,
              build: Callable[[str], Callable[[str | None], FeedObject]] | None = None,

@@ -3,6 +3,7 @@ one also copied into the collections its source belongs to (store/collections.py
 
 from __future__ import annotations
 
+import calendar
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -140,18 +141,26 @@ class Entries:
 
         return Connection(region=self.settings.region, host=self.settings.endpoint_url)
 
-    def recent(self, feed_id: str | None, limit: int, now: float | None = None) -> list[Entry]:
-        """Newest first: one source's entries, or (feed_id None) every source's."""
+    def recent(self, feed_id: str | None, limit: int, now: float | None = None,
+               before: str | None = None) -> list[Entry]:
+        """Newest first: one source's entries, or (feed_id None) every source's; with `before` (a
+        sort key, a page's last), only those older than it: a feed's next page (RFC 5005)."""
         E = self._records.Entry
         if feed_id is not None:
-            records = list(E.by_sort_key.query(feed_id, scan_index_forward=False, limit=limit))
+            condition = E.sort_key < before if before else None
+            records = list(E.by_sort_key.query(feed_id, condition, scan_index_forward=False, limit=limit))
             return [entry_of(r) for r in records[:limit]]
         # The aggregate walks the by-day index backwards until it has enough.
         now = time.time() if now is None else now
+        start = calendar.timegm(time.strptime(before[:10], "%Y-%m-%d")) if before else now
         out: list[Entry] = []
         for days_back in range(self.settings.entry_retention_days + 1):
-            day = time.strftime("%Y-%m-%d", time.gmtime(now - days_back * DAY))
-            for record in E.by_day.query(day, scan_index_forward=False, limit=limit - len(out)):
+            moment = start - days_back * DAY
+            if now - moment > (self.settings.entry_retention_days + 1) * DAY:
+                break
+            day = time.strftime("%Y-%m-%d", time.gmtime(moment))
+            condition = E.sort_key < before if before and days_back == 0 else None
+            for record in E.by_day.query(day, condition, scan_index_forward=False, limit=limit - len(out)):
                 out.append(entry_of(record))
                 if len(out) >= limit:
                     return out

@@ -1,5 +1,6 @@
-"""The feeds: the aggregate, each collection's and each source's, in the format asked for; seed
-004's proxy by a source's URL; and the OPML lists."""
+"""The feeds: the aggregate, each collection's and each source's, in the format asked for, with
+their older pages (`?before=CURSOR`, RFC 5005 §3); seed 004's proxy by a source's URL and its
+max_score; and the OPML lists."""
 
 from __future__ import annotations
 
@@ -19,19 +20,33 @@ def router(served: Served) -> Router:
     routes = Router()
     sources = served.storage.sources
 
+    def feed(path: str, extension: str | None):
+        """The prebuilt first page, or the older page `before` names."""
+        cursor = served.query("before")
+        if not cursor:
+            return served.feed(path, extension)
+        from starfeed.render.job import decode_cursor  # lxml and PynamoDB: loaded only for pages
+        from starfeed.serve.variants import page_variant, paged_feed
+
+        try:
+            before = decode_cursor(cursor)
+        except ValueError as exc:
+            return text(400, f"{exc}\n")
+        return served.feed(path, extension, paged_feed(served.storage, path, before), page_variant(before))
+
     @routes.get("/<filename>", compress=True)
     def aggregate(filename: str):
         stem, _, extension = filename.partition(".")
         if stem != "feed":
             return text(404, "not found: see / for the feeds this starfeed serves\n")
-        return served.feed("feed", extension or None)
+        return feed("feed", extension or None)
 
     @routes.get("/c/<name>/<filename>", compress=True)
     def collection(name: str, filename: str):
         stem, _, extension = filename.partition(".")
         if stem != "feed" or not COLLECTION.match(name):
             return text(404, "no such collection feed: expected /c/{collection}/feed[.xml|.atom|.json]\n")
-        return served.feed(f"c/{name}/feed", extension or None)
+        return feed(f"c/{name}/feed", extension or None)
 
     @routes.get("/s/<source_id>/<filename>", compress=True)
     def one_source(source_id: str, filename: str):
@@ -43,19 +58,14 @@ def router(served: Served) -> Router:
         except ValueError as exc:
             return text(400, f"{exc}\n")
         if max_score is not None:
-            from starfeed.serve.scored import scored_feed, variant  # lxml: loaded only when filtering
-
-            source = sources.get(source_id)
-            refused = _refused(source)
-            return refused or served.feed(f"s/{source_id}/feed", extension or None,
-                                          scored_feed(served.storage, source, max_score), variant(max_score))
+            return scored(sources.get(source_id), extension or None, max_score)
         # Unsubscribed means unpublished at once, whatever a cache or the bucket still holds.
         enabled = sources.enabled(source_id)
         if enabled is None:
             return text(404, "no such source: it was removed or never added\n")
         if not enabled:
             return text(403, "this source is disabled\n")
-        return served.feed(f"s/{source_id}/feed", extension or None)
+        return feed(f"s/{source_id}/feed", extension or None)
 
     @routes.get("/rss", compress=True)
     def by_url():
@@ -68,15 +78,19 @@ def router(served: Served) -> Router:
         except ValueError as exc:
             return text(400, f"{exc}\n")
         source = sources.find_by_url(url)
+        if max_score is not None:
+            return scored(source, "xml", max_score)
+        return _refused(source) or served.object(f"s/{source.source_id}/feed.xml")
+
+    def scored(source, extension: str | None, max_score: float):
+        """Seed 004 §8: a source's feed without the items scoring above max_score."""
         refused = _refused(source)
         if refused:
             return refused
-        if max_score is not None:
-            from starfeed.serve.scored import scored_feed, variant
+        from starfeed.serve.variants import scored_feed, scored_variant  # lxml: loaded only when filtering
 
-            return served.feed(f"s/{source.source_id}/feed", "xml", scored_feed(served.storage, source, max_score),
-                               variant(max_score))
-        return served.object(f"s/{source.source_id}/feed.xml")
+        return served.feed(f"s/{source.source_id}/feed", extension, scored_feed(served.storage, source, max_score),
+                           scored_variant(max_score))
 
     @routes.get("/opml.xml", compress=True)
     def opml_published():

@@ -1,0 +1,85 @@
+"""Feeds built per request from the store, for what the prebuilt objects do not hold: seed 004
+§8's max_score on a source's feed, and the older pages of any feed (RFC 5005 §3). Each is cached
+like an object, under a key per variant, with an ETag from its bytes."""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from starfeed.enrich.present import within
+from starfeed.formats import FORMATS
+from starfeed.model import Entry, Source
+from starfeed.render import choose
+from starfeed.render.feeds import FeedMeta, render
+from starfeed.render.job import as_shown, encode_cursor, feed_page, source_meta
+from starfeed.store import Storage
+from starfeed.store.blobs import FeedObject, NotModified
+
+Build = Callable[[str], Callable[[str | None], FeedObject | None]]
+
+
+def scored_variant(max_score: float) -> str:
+    return f"?max_score={max_score:g}"
+
+
+def page_variant(before: str) -> str:
+    return f"?before={encode_cursor(before)}"
+
+
+def scored_feed(storage: Storage, source: Source, max_score: float) -> Build:
+    """The source's feed without the items scoring above max_score and those not analyzed yet."""
+
+    def make() -> tuple[FeedMeta, list[Entry]]:
+        limit = storage.settings.feed_item_limit
+        stored = choose.newest_first(storage.entries.recent(source.source_id, 2 * limit))
+        entries = as_shown(within(stored, max_score), {source.source_id: source})[:limit]
+        meta = source_meta(source, storage.settings.public_url)
+        return replace(meta, title=f"{meta.title} (framing score at most {max_score:g})",
+                       query=scored_variant(max_score)), entries
+
+    return _built(make, lambda entries: _newest(entries, source))
+
+
+def paged_feed(storage: Storage, target: str, before: str) -> Build:
+    """The page of a feed's entries older than `before` (a sort key), with its next link."""
+
+    def make() -> tuple[FeedMeta, list[Entry]] | None:
+        page = feed_page(storage, target, time.time(), before)
+        return page[:2] if page else None
+
+    return _built(make, lambda entries: _newest(entries, None))
+
+
+def _built(make: Callable[[], tuple[FeedMeta, list[Entry]] | None],
+           built_at: Callable[[list[Entry]], float]) -> Build:
+    """Its time is its newest item's (seen or analyzed), so the same items make the same bytes
+    and a reader's If-None-Match is answered 304."""
+
+    def build(fmt: str) -> Callable[[str | None], FeedObject | None]:
+        def load(etag: str | None) -> FeedObject | None:
+            made = make()
+            if made is None:
+                return None
+            meta, entries = made
+            at = built_at(entries)
+            body = render(fmt, meta, entries, at)
+            tag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+            if tag == etag:
+                raise NotModified
+            return FeedObject(body, FORMATS[fmt][1], tag, at)
+
+        return load
+
+    return build
+
+
+def _newest(entries: list[Entry], source: Source | None) -> float:
+    stamps = [e.first_seen for e in entries] + [(e.analyzer_result or {}).get("analyzed_at") or "" for e in entries]
+    newest = max((s for s in stamps if s), default=None)
+    if newest is None:
+        return float((source.last_success_at or source.created_at) if source else 0) or time.time()
+    return float(calendar.timegm(time.strptime(newest, "%Y-%m-%dT%H:%M:%SZ")))
