@@ -8,7 +8,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import unquote
 
-from starfeed.local.loopback import Loopback
+from starfeed.local.loopback import Loopback, reply
 
 
 def tool_answer(arguments: dict, tokens_in: int = 812, tokens_out: int = 97, latency_ms: int = 640) -> dict:
@@ -49,14 +49,8 @@ class ConverseServer:
                     status, answer, error = 404, {"message": f"no route {self.path}"}, "UnknownOperationException"
                 else:
                     status, answer, error = server.replies.pop(0) if server.replies else server.default
-                data = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                if error:
-                    self.send_header("x-amzn-ErrorType", error)
-                self.end_headers()
-                self.wfile.write(data)
+                reply(self, status, json.dumps(answer).encode(), "application/json",
+                      {"x-amzn-ErrorType": error} if error else {})
 
             def log_message(self, *args):
                 pass

@@ -19,6 +19,7 @@ from starfeed.bench.aws_requests import counting, stack_with_origin
 from starfeed.enrich.job import EnrichMessage, Known, enrich
 from starfeed.enrich.mock import MockAnalyzer
 from starfeed.fetch.http import fetch
+from starfeed.local.loopback import reply
 from starfeed.parse.html import extract_article
 from starfeed.sources import add_source
 
@@ -50,11 +51,7 @@ class _Handler(BaseHTTPRequestHandler):
             kind = "application/rss+xml"
         else:
             body, kind = _article(int(self.path.rsplit("/", 1)[-1])), "text/html"
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        reply(self, 200, body, kind)
 
     def log_message(self, *args):
         pass

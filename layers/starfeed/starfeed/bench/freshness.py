@@ -48,7 +48,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from starfeed.local.loopback import Loopback
+from starfeed.local.loopback import Loopback, reply
 
 RENDER_GOAL = 5.0  # seconds: "every api instance serves the new version within a few seconds"
 ADD_SLACK = 10.0  # seconds beyond one scheduler tick from `source add` to /feed.xml
@@ -74,11 +74,7 @@ class Origin:
                 origin.before_answer(self.path)
                 posts = origin.posts.get(self.path)
                 body = b"not here" if posts is None else origin.rss(posts, now)
-                self.send_response(200 if posts is not None else 404)
-                self.send_header("Content-Type", "application/rss+xml")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                reply(self, 200 if posts is not None else 404, body, "application/rss+xml")
 
             def log_message(self, *args):
                 pass

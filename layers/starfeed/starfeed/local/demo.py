@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from html import escape
 from http.server import BaseHTTPRequestHandler
 
-from starfeed.local.loopback import Loopback
+from starfeed.local.loopback import Loopback, reply
 
 VISIBLE = 10  # items a demo feed shows
 
@@ -126,21 +126,14 @@ class DemoOrigin:
 
             def _post_page(self):
                 if self.path == "/robots.txt":
-                    return self._send(ROBOTS, "text/plain")
+                    return reply(self, 200, ROBOTS, "text/plain")
                 parts = self.path.strip("/").split("/")
                 feed = next((f for f in FEEDS if len(parts) == 3 and f.slug == parts[1]), None)
                 if feed is None or parts[0] != "posts" or not parts[2].isdigit():
                     return self.send_error(404)
                 page = (f"<!doctype html><title>{escape(parts[1])} #{parts[2]}</title>"
                         f"{article(feed, int(parts[2]))}").encode()
-                self._send(page, "text/html; charset=utf-8")
-
-            def _send(self, page: bytes, content_type: str):
-                self.send_response(200)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(page)))
-                self.end_headers()
-                self.wfile.write(page)
+                reply(self, 200, page, "text/html; charset=utf-8")
 
             def log_message(self, *args):
                 pass

@@ -17,3 +17,15 @@ class Loopback:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def reply(handler: BaseHTTPRequestHandler, status: int, body: bytes, content_type: str,
+          headers: dict[str, str] | None = None) -> None:
+    """Answer a request with a whole body: the status, its type and length, any other headers."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(body)))
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(body)

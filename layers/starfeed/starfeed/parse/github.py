@@ -7,10 +7,9 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 from starfeed.model import Entry
-from starfeed.parse.normalize import plain_text, rfc3339
+from starfeed.parse.normalize import epoch_of, plain_text, rfc3339
 
 GITHUB_WEB = "https://github.com"
 # What GitHub (and GitHub Enterprise, whose logins may carry _ and .) allows; logins and
@@ -41,10 +40,6 @@ class Star:
     @property
     def starred_epoch(self) -> float:
         return epoch_of(self.starred_at)
-
-
-def epoch_of(timestamp: str) -> float:
-    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).astimezone(timezone.utc).timestamp()
 
 
 def _array(body: bytes) -> list:

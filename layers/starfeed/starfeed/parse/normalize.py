@@ -38,6 +38,11 @@ def rfc3339(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
+def epoch_of(timestamp: str) -> float:
+    """rfc3339's inverse (any ISO 8601 time with a zone reads too)."""
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).astimezone(timezone.utc).timestamp()
+
+
 def web_link(url, base: str | None = None, schemes: frozenset[str] = WEB_SCHEMES) -> str | None:
     """The URL policy (urlpolicy.safe_link: http and https, absolute, with a host), made
     canonical: scheme and host in lower case (seed 003 §4.3), no fragment, the rest as

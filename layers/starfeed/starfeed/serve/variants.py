@@ -4,7 +4,6 @@ like an object, under a key per variant, with an ETag from its bytes."""
 
 from __future__ import annotations
 
-import calendar
 import hashlib
 import time
 from collections.abc import Callable
@@ -12,6 +11,7 @@ from dataclasses import replace
 
 from starfeed.enrich.present import within
 from starfeed.formats import FORMATS
+from starfeed.parse.normalize import epoch_of
 from starfeed.model import Entry, Source
 from starfeed.render import choose
 from starfeed.render.feeds import FeedMeta, render
@@ -82,4 +82,4 @@ def _newest(entries: list[Entry], source: Source | None) -> float:
     newest = max((s for s in stamps if s), default=None)
     if newest is None:
         return float((source.last_success_at or source.created_at) if source else 0) or time.time()
-    return float(calendar.timegm(time.strptime(newest, "%Y-%m-%dT%H:%M:%SZ")))
+    return epoch_of(newest)

@@ -3,20 +3,15 @@ the analyzer's daily budget, counted on the stats table's item of the day."""
 
 from __future__ import annotations
 
-import time
 
 from pynamodb.exceptions import DoesNotExist, UpdateError
 
 from starfeed.model import Entry
 from starfeed.settings import Settings
-from starfeed.store.counters import DAY, RETENTION_DAYS
+from starfeed.store.counters import DAY, RETENTION_DAYS, day_of
 from starfeed.store.records import entry_of, sort_key_of
 
 CALLS, TOKENS = "analyzer_calls", "analyzer_tokens"
-
-
-def day_of(epoch: float) -> str:
-    return time.strftime("%Y-%m-%d", time.gmtime(epoch))
 
 
 class Analyses:

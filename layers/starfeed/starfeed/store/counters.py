@@ -13,6 +13,11 @@ DAY = 86400
 RETENTION_DAYS = 35
 
 
+def day_of(epoch: float) -> str:
+    """The stats table's key of a day's item (UTC)."""
+    return time.strftime("%Y-%m-%d", time.gmtime(epoch))
+
+
 class Counters:
     def __init__(self, dynamodb, settings: Settings, flush_every: float = 10.0, clock=time.time):
         self._db, self._table = dynamodb, settings.stats_table
@@ -37,7 +42,7 @@ class Counters:
         values = {f":c{i}": {"N": str(pending[name])} for i, name in enumerate(pending)}
         values[":expires"] = {"N": str(int(now + RETENTION_DAYS * DAY))}
         self._db.update_item(
-            TableName=self._table, Key={"day": {"S": time.strftime("%Y-%m-%d", time.gmtime(now))}},
+            TableName=self._table, Key={"day": {"S": day_of(now)}},
             UpdateExpression="ADD " + ", ".join(f"{n} {n.replace('#', ':')}" for n in names)
             + " SET expires_at = :expires",
             ExpressionAttributeNames=names, ExpressionAttributeValues=values)
@@ -45,7 +50,7 @@ class Counters:
     def days(self, count: int) -> dict[str, dict[str, int]]:
         """The last `count` days' counters, oldest first (days without traffic are empty)."""
         now = self._clock()
-        days = [time.strftime("%Y-%m-%d", time.gmtime(now - n * DAY)) for n in reversed(range(count))]
+        days = [day_of(now - n * DAY) for n in reversed(range(count))]
         found = {}
         for start in range(0, len(days), 100):
             response = self._db.batch_get_item(RequestItems={self._table: {
