@@ -31,7 +31,8 @@ THROTTLED = (429, {"message": "Too many requests, please wait before trying agai
 
 class ConverseServer:
     def __init__(self):
-        self.replies: list[tuple[int, dict, str | None]] = []  # (status, body, error type), in turn
+        # (status, body, error type), in turn; a body that is a str is sent as it is
+        self.replies: list[tuple[int, dict | str, str | None]] = []
         self.default = (200, tool_answer({"title": "Neutral title", "summary": "What happened.",
                                           "facts": ["A fact."], "score": 0.2}), None)
         self.requests: list[tuple[str, dict, dict]] = []  # (model id, headers, body)
@@ -49,7 +50,8 @@ class ConverseServer:
                     status, answer, error = 404, {"message": f"no route {self.path}"}, "UnknownOperationException"
                 else:
                     status, answer, error = server.replies.pop(0) if server.replies else server.default
-                reply(self, status, json.dumps(answer).encode(), "application/json",
+                data = answer.encode() if isinstance(answer, str) else json.dumps(answer).encode()
+                reply(self, status, data, "application/json",
                       {"x-amzn-ErrorType": error} if error else {})
 
             def log_message(self, *args):

@@ -121,3 +121,14 @@ def test_bedrock_clips_what_the_model_wrote_to_the_stored_bounds(bedrock):
                                               "score": 0.123456}), None))
     analysis = BedrockAnalyzer("amazon.nova-lite-v1:0", "us-east-1").analyze(request())
     assert len(analysis.title) <= 300 and len(analysis.facts) == 12 and analysis.score == 0.123
+
+
+def test_an_answer_that_is_not_converses_format_is_refused_with_its_reason(bedrock):
+    bedrock.replies.append((200, "not json at all", None))
+    with pytest.raises(AnalyzerError, match="answered without calling record_analysis"):
+        BedrockAnalyzer("amazon.nova-lite-v1:0", "us-east-1").analyze(request())
+    answer = tool_answer({"title": "T", "summary": "S", "facts": [], "score": 0.1})
+    answer["usage"] = {"inputTokens": "many", "outputTokens": 3}
+    bedrock.replies.append((200, answer, None))
+    with pytest.raises(AnalyzerError, match="not Converse's format"):
+        BedrockAnalyzer("amazon.nova-lite-v1:0", "us-east-1").analyze(request())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.parsers import ResponseParserError
 
 from starfeed.enrich.analysis import (RESULT_SCHEMA, TOOL_NAME, Analysis, AnalysisRequest, AnalyzerError,
                                       checked)
@@ -39,7 +40,10 @@ def analysis_of(response: dict, model_id: str) -> Analysis:
     calls = [c["toolUse"] for c in content if isinstance(c, dict) and isinstance(c.get("toolUse"), dict)
              and c["toolUse"].get("name") == TOOL_NAME]
     usage, metrics = response.get("usage") or {}, response.get("metrics") or {}
-    tokens = int(usage.get("inputTokens") or 0) + int(usage.get("outputTokens") or 0)
+    # botocore has read them as the numbers Converse's model says they are.
+    tokens_in, tokens_out = int(usage.get("inputTokens") or 0), int(usage.get("outputTokens") or 0)
+    latency = int(metrics.get("latencyMs") or 0)
+    tokens = tokens_in + tokens_out
     if not calls:
         raise AnalyzerError(f"{model_id} answered without calling {TOOL_NAME} "
                             f"(stop reason {response.get('stopReason')!r})", tokens)
@@ -47,8 +51,7 @@ def analysis_of(response: dict, model_id: str) -> Analysis:
         fields = checked(calls[0].get("input"))
     except AnalyzerError as exc:
         raise AnalyzerError(str(exc), tokens) from None
-    return Analysis(**fields, model=model_id, tokens_in=int(usage.get("inputTokens") or 0),
-                    tokens_out=int(usage.get("outputTokens") or 0), latency_ms=int(metrics.get("latencyMs") or 0))
+    return Analysis(**fields, model=model_id, tokens_in=tokens_in, tokens_out=tokens_out, latency_ms=latency)
 
 
 class BedrockAnalyzer:
@@ -69,4 +72,6 @@ class BedrockAnalyzer:
             raise AnalyzerError(f"Bedrock {error.get('Code', 'error')}: {error.get('Message', exc)}") from exc
         except BotoCoreError as exc:
             raise AnalyzerError(f"Bedrock unreachable: {exc}") from exc
+        except (ResponseParserError, ValueError, TypeError) as exc:  # botocore reading a malformed answer
+            raise AnalyzerError(f"Bedrock's answer is not Converse's format: {str(exc)[:200]}") from exc
         return analysis_of(response, self.model_id)

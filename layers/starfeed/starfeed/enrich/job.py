@@ -140,7 +140,11 @@ def article_text(storage: Storage, source: Source, entry: Entry, now: float,
         return None, result.error
     if not looks_like_html(result.body, result.headers.get("Content-Type")):
         return None, f"not an HTML page ({result.headers.get('Content-Type') or 'no content type'})"
-    article = extract_article(result.body, result.url)
+    try:
+        article = extract_article(result.body, result.url)
+    except Exception as exc:  # noqa: BLE001 - a page no parser expected: the feed's content serves
+        log.warning("enricher: %s could not be read: %s", redact(link), exc)
+        return None, f"the page could not be read ({type(exc).__name__})"
     if article is None or len(article.text) < MIN_ARTICLE_CHARS:
         return None, "no article text found on the page"
     return article.text, None

@@ -39,14 +39,17 @@ def robots_url(url: str) -> str:
 def answer(record: dict, url: str) -> RobotsAnswer:
     """Pure: what a cached robots.txt ({status, body}) says of this URL for our token."""
     status = record.get("status")
-    if status is None or status >= 500 or status == 429:
+    if not isinstance(status, int) or status >= 500 or status == 429:
         return RobotsAnswer(False, f"robots.txt unreachable ({record.get('error') or f'HTTP {status}'}): "
                                    "treated as disallowing everything until read again")
     if status >= 400:
         return RobotsAnswer(True)
-    if Protego.parse(record.get("body") or "").can_fetch(url, ROBOTS_TOKEN):
-        return RobotsAnswer(True)
-    return RobotsAnswer(False, f"disallowed by {robots_url(url)}")
+    try:
+        allowed = Protego.parse(str(record.get("body") or "")).can_fetch(url, ROBOTS_TOKEN)
+    except Exception as exc:  # noqa: BLE001 - a hostile robots.txt: that host's articles alone
+        return RobotsAnswer(False, f"{robots_url(url)} could not be read as rules ({type(exc).__name__}): "
+                                   "treated as disallowing everything")
+    return RobotsAnswer(True) if allowed else RobotsAnswer(False, f"disallowed by {robots_url(url)}")
 
 
 def check(storage: Storage, url: str, now: float, known: dict[str, dict] | None = None) -> RobotsAnswer:
@@ -54,9 +57,9 @@ def check(storage: Storage, url: str, now: float, known: dict[str, dict] | None 
     a read per article), the hosts table, or fetched and cached in both."""
     host = host_key_of(url)
     record = (known or {}).get(host)
-    if record is None or record.get("expires", 0) <= now:
+    if not _fresh(record, now):
         record = storage.hosts.robots(host)
-    if record is None or record.get("expires", 0) <= now:
+    if not _fresh(record, now):  # absent, expired, or not one of ours (a hand-edited item): read again
         record = read(url, storage.settings, now)
         storage.hosts.note_robots(host, record)
     if known is not None:
@@ -64,6 +67,11 @@ def check(storage: Storage, url: str, now: float, known: dict[str, dict] | None 
             known.clear()
         known[host] = record
     return answer(record, url)
+
+
+def _fresh(record: object, now: float) -> bool:
+    expires = record.get("expires") if isinstance(record, dict) else None
+    return isinstance(expires, (int, float)) and expires > now
 
 
 def read(url: str, settings: Settings, now: float) -> dict:

@@ -152,7 +152,8 @@ class Entries:
             return [entry_of(r) for r in records[:limit]]
         # The aggregate walks the by-day index backwards until it has enough.
         now = time.time() if now is None else now
-        start = calendar.timegm(time.strptime(before[:10], "%Y-%m-%d")) if before else now
+        # A page starts on its cursor's day, or today when the cursor names a later one.
+        start = min(calendar.timegm(time.strptime(before[:10], "%Y-%m-%d")), now) if before else now
         out: list[Entry] = []
         for days_back in range(self.settings.entry_retention_days + 1):
             moment = start - days_back * DAY
