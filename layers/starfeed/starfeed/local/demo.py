@@ -23,6 +23,7 @@ class DemoFeed:
     every: int  # seconds between posts
     topics: tuple[str, ...]
     deframe: bool = False  # subscribed with deframing on (the mock analyzer, unless STARFEED_ANALYZER says)
+    facts: tuple[str, ...] = ()  # what each topic's article reports, plainly (a deframed title comes from it)
 
     @property
     def slug(self) -> str:
@@ -45,7 +46,12 @@ FEEDS = (
     # A news desk whose headlines are sometimes loud: seed 004's deframing at work.
     DemoFeed("/feeds/harbour.xml", "Harbour Gazette", "rss", 180,
              ("SHOCKING rise in mooring fees!", "council approves the new pier", "fishermen FURIOUS over quota chaos",
-              "ferry timetable changes in spring", "harbour master SLAMS critics"), deframe=True),
+              "ferry timetable changes in spring", "harbour master SLAMS critics"), deframe=True,
+             facts=("Mooring fees at the harbour rise by 8 percent from April",
+                    "The council approved a new 40-metre pier on the east quay",
+                    "Fishermen asked the ministry to review this year's cod quota",
+                    "The spring ferry timetable adds two sailings on Saturdays",
+                    "The harbour master answered questions about the dredging plan")),
 )
 # The demo origin's robots.txt: its news desk keeps one corner off limits.
 ROBOTS = b"User-agent: *\nDisallow: /posts/harbour/private/\n"
@@ -53,10 +59,11 @@ ROBOTS = b"User-agent: *\nDisallow: /posts/harbour/private/\n"
 
 def article(feed: DemoFeed, n: int) -> str:
     """A post's page: for the news desk, an article with navigation and a footer around it."""
-    topic = feed.topics[(n - 1) % len(feed.topics)]
+    index = (n - 1) % len(feed.topics)
+    topic = feed.topics[index]
     if not feed.deframe:
         return f"<h1>{escape(feed.slug)}, post {n}</h1><p>A post on the starfeed demo origin.</p>"
-    facts = (f"The harbour board met on Tuesday to discuss item {n} of its agenda: {topic.lower().rstrip('!')}.",
+    facts = (f"{feed.facts[index]}, the harbour board said on Tuesday (item {n} of its agenda).",
              "Members voted five to two in favour after a short debate.",
              "The change takes effect at the start of next month, the board's minutes say.",
              "Boat owners can comment at the harbour office until the end of the week.")
