@@ -81,6 +81,7 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
                    notice: Callable[[], str | None], timings: Counter) -> str:
     """"rendered", "unpublished" or "skipped"; raises when the target cannot be rendered."""
     kind, name = target_parts(target)
+    source = None
     if kind == "s":
         source = storage.sources.get(name)
         if source is None or not source.live:
@@ -89,7 +90,7 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
             log.info("renderer: %s unpublished: its source is %s", target,
                      "purged" if source is None else "removed" if source.deleted_at else "disabled")
             return "unpublished"
-    page = feed_page(storage, target, now)
+    page = feed_page(storage, target, now, source=source)
     if page is None:
         log.info("renderer: %s names nothing to render; skipped", target)
         return "skipped"
@@ -112,11 +113,12 @@ def target_parts(target: str) -> tuple[str, str]:
     return (parts[0], parts[1]) if len(parts) == 3 and parts[2] == "feed" and parts[1] else ("", "")
 
 
-def feed_page(storage: Storage, target: str, now: float,
-              before: str | None = None) -> tuple[FeedMeta, list[Entry], dict[str, Source]] | None:
+def feed_page(storage: Storage, target: str, now: float, before: str | None = None,
+              source: Source | None = None) -> tuple[FeedMeta, list[Entry], dict[str, Source]] | None:
     """One page of a feed: (meta, entries, their sources); None when the target names nothing
     (or a source that is not live). The first page is what the renderer publishes; `before` (a
-    sort key) gives the page of entries older than it, as RFC 5005 §3's next link asks."""
+    sort key) gives the page of entries older than it, as RFC 5005 §3's next link asks. source:
+    a source target's source, when the caller has read it already."""
     limit, base = storage.settings.feed_item_limit, storage.settings.public_url
     kind, name = target_parts(target)
     # The aggregate and collections mix sources: one article seen through two of them appears
@@ -141,7 +143,7 @@ def feed_page(storage: Storage, target: str, now: float,
             meta = FeedMeta(target, f"starfeed: {name}", f"The {name} collection", f"{base}/c/{name}/", base)
         meta = mixed(meta, sources)
     elif kind == "s":
-        source = storage.sources.get(name)
+        source = source or storage.sources.get(name)
         if source is None or not source.live:
             return None
         sources = {source.source_id: source}
