@@ -202,10 +202,12 @@ def documents() -> dict[str, tuple[bytes, str]]:
                                                            f"{BASE}/c/demo/", BASE), demo_sources, demo_entries, fmt)
         out[f"github.{fmt}"] = mixed_feed(github_meta("c/github/feed", len(star_sources), BASE), star_sources,
                                           star_entries, fmt)
-        # An older page (RFC 5005 §3) of a feed that announces a WebSub hub: first, next and hub links.
-        out[f"page-2-with-hub.{fmt}"] = mixed_feed(FeedMeta(
+        # An older page (RFC 5005 §3) of a feed that announces a WebSub hub: first, previous, next
+        # and hub links.
+        out[f"page-3-with-hub.{fmt}"] = mixed_feed(FeedMeta(
             "c/demo/feed", "starfeed: demo", "The demo collection", f"{BASE}/c/demo/", BASE, query="?before=MjAyNg",
-            next_query="?before=MjAyNQ", first_query="", hub="https://hub.example/"), demo_sources, demo_entries, fmt)
+            next_query="?before=MjAyNQ", first_query="", previous_query="?after=MjAyNw", hub="https://hub.example/"),
+            demo_sources, demo_entries, fmt)
         by_source = {source_id: [e for e in real_entries + demo_entries if e.feed_id == source_id]
                      for source_id in {**real_sources, **demo_sources}}
         for source_id, source in {**real_sources, **demo_sources}.items():

@@ -91,9 +91,10 @@ class FeedMeta:
     attribute: bool = False  # name each entry's source: the aggregate and collections mix sources
     query: str = ""  # a variant's query string, part of its self link (?max_score=0.5, ?before=…)
     # RFC 5005 §3, paged feeds: the next (older) page's query when there is one, and on a later
-    # page the first page's ("" for the feed itself).
+    # page the first page's ("" for the feed itself) and the previous (newer) page's.
     next_query: str | None = None
     first_query: str | None = None
+    previous_query: str | None = None
     hub: str | None = None  # a WebSub hub that announces this feed's updates
 
     def self_url(self, fmt: str) -> str:
@@ -103,10 +104,11 @@ class FeedMeta:
         return f"{self.base_url.rstrip('/')}/{self.feed_id}.{FORMATS[fmt][0]}{query}"
 
     def links(self, fmt: str) -> list[tuple[str, str]]:
-        """(rel, href) of the links beside self: the hub, the first page, the next page."""
-        return [(rel, href) for rel, href in (
-            ("hub", self.hub), ("first", None if self.first_query is None else self.url_with(fmt, self.first_query)),
-            ("next", None if self.next_query is None else self.url_with(fmt, self.next_query))) if href]
+        """(rel, href) of the links beside self: the hub, the first, previous and next pages."""
+        pages = [(rel, self.url_with(fmt, query)) for rel, query in (
+            ("first", self.first_query), ("previous", self.previous_query), ("next", self.next_query))
+            if query is not None]
+        return ([("hub", self.hub)] if self.hub else []) + pages
 
 
 def render(fmt: str, meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
@@ -156,7 +158,7 @@ def _clean_meta(meta: FeedMeta) -> FeedMeta:
     return FeedMeta(clean.text(meta.feed_id) or "feed", clean.text(meta.title) or "starfeed",
                     clean.text(meta.description, clean.TEXT) or "", clean.link(meta.home_url) or home,
                     meta.base_url, clean.language(meta.language), cleaned, bool(meta.attribute), meta.query,
-                    meta.next_query, meta.first_query, clean.link(meta.hub))
+                    meta.next_query, meta.first_query, meta.previous_query, clean.link(meta.hub))
 
 
 def atom_id(entry: Entry) -> str:
@@ -371,11 +373,16 @@ def _json(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
             item["_starfeed"] = {"source": {k: v for k, v in (
                 ("title", origin.title), ("feed_url", origin.feed_url), ("home_page_url", origin.site_url)) if v}}
         items.append(item)
+    links = dict(meta.links("json"))
     document = {"version": "https://jsonfeed.org/version/1.1", "title": meta.title,
                 "home_page_url": meta.home_url, "feed_url": meta.self_url("json"),
-                "next_url": dict(meta.links("json")).get("next"),
+                "next_url": links.get("next"),
                 "hubs": [{"type": "WebSub", "url": meta.hub}] if meta.hub else None,
-                "description": meta.description, "language": meta.language, "items": items}
+                "description": meta.description, "language": meta.language,
+                # JSON Feed 1.1 links only the next page: an older page's first and previous, as
+                # an extension the schemas allow.
+                "_starfeed": {f"{rel}_url": links[rel] for rel in ("first", "previous") if rel in links} or None,
+                "items": items}
     document = {k: v for k, v in document.items() if v is not None}
     return json.dumps(document, ensure_ascii=False, indent=1).encode()
 

@@ -26,8 +26,8 @@ def scored_variant(max_score: float) -> str:
     return f"?max_score={max_score:g}"
 
 
-def page_variant(before: str) -> str:
-    return f"?before={encode_cursor(before)}"
+def page_variant(before: str | None, after: str | None) -> str:
+    return f"?before={encode_cursor(before)}" if before else f"?after={encode_cursor(after)}"
 
 
 def scored_feed(storage: Storage, source: Source, max_score: float) -> Build:
@@ -44,11 +44,12 @@ def scored_feed(storage: Storage, source: Source, max_score: float) -> Build:
     return _built(make, lambda entries: _newest(entries, source))
 
 
-def paged_feed(storage: Storage, target: str, before: str) -> Build:
-    """The page of a feed's entries older than `before` (a sort key), with its next link."""
+def paged_feed(storage: Storage, target: str, before: str | None, after: str | None) -> Build:
+    """The page of a feed's entries older than `before`, or just newer than `after` (a sort
+    key), with its first, previous and next links."""
 
     def make() -> tuple[FeedMeta, list[Entry]] | None:
-        page = feed_page(storage, target, time.time(), before)
+        page = feed_page(storage, target, time.time(), before, after=after)
         return page[:2] if page else None
 
     return _built(make, lambda entries: _newest(entries, None))

@@ -30,14 +30,17 @@ class Collections:
             counts[membership.collection] = counts.get(membership.collection, 0) + 1
         return dict(sorted(counts.items()))
 
-    def recent(self, collection: str, limit: int, before: str | None = None) -> list[Entry]:
+    def recent(self, collection: str, limit: int, before: str | None = None,
+               after: str | None = None) -> list[Entry]:
         """The collection's newest entries, of members past and present: one Query; with `before`
-        (a sort key), those older than it. Before any copy exists (a collection stored by an
-        older starfeed), the copies are made from its members' newest entries, once."""
+        (a sort key), those older than it; with `after` instead, the `limit` just newer than it,
+        oldest first (the order they are walked in from it). Before any copy exists (a collection
+        stored by an older starfeed), the copies are made from its members' newest entries, once."""
         C = self._records.CollectionEntry
-        condition = C.sort_key < before if before else None
-        found = [entry_of(r) for r in C.query(collection, condition, scan_index_forward=False, limit=limit)]
-        if not found and not before and (members := self.members(collection)):
+        forward = after is not None
+        condition = C.sort_key > after if forward else C.sort_key < before if before else None
+        found = [entry_of(r) for r in C.query(collection, condition, scan_index_forward=forward, limit=limit)]
+        if not found and condition is None and (members := self.members(collection)):
             found = self._copy(collection, members)[:limit]
         return found[:limit]
 

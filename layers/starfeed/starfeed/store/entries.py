@@ -142,30 +142,37 @@ class Entries:
         return Connection(region=self.settings.region, host=self.settings.endpoint_url)
 
     def recent(self, feed_id: str | None, limit: int, now: float | None = None,
-               before: str | None = None) -> list[Entry]:
+               before: str | None = None, after: str | None = None) -> list[Entry]:
         """Newest first: one source's entries, or (feed_id None) every source's; with `before` (a
-        sort key, a page's last), only those older than it: a feed's next page (RFC 5005)."""
+        sort key, a page's last), only those older than it: a feed's next page (RFC 5005). With
+        `after` instead, the `limit` entries just newer than it, oldest first (the order they are
+        walked in from it): toward a feed's previous page."""
         E = self._records.Entry
+        forward = after is not None
+        condition = E.sort_key > after if forward else E.sort_key < before if before else None
         if feed_id is not None:
-            condition = E.sort_key < before if before else None
-            records = list(E.by_sort_key.query(feed_id, condition, scan_index_forward=False, limit=limit))
+            records = list(E.by_sort_key.query(feed_id, condition, scan_index_forward=forward, limit=limit))
             return [entry_of(r) for r in records[:limit]]
-        # The aggregate walks the by-day index backwards until it has enough.
-        now = time.time() if now is None else now
-        # A page starts on its cursor's day, or today when the cursor names a later one.
-        start = min(calendar.timegm(time.strptime(before[:10], "%Y-%m-%d")), now) if before else now
+        # The aggregate walks the by-day index a day at a time until it has enough; the cursor
+        # bounds the first day walked (the later ones lie wholly beyond it).
         out: list[Entry] = []
-        for days_back in range(self.settings.entry_retention_days + 1):
-            moment = start - days_back * DAY
-            if now - moment > (self.settings.entry_retention_days + 1) * DAY:
-                break
-            day = time.strftime("%Y-%m-%d", time.gmtime(moment))
-            condition = E.sort_key < before if before and days_back == 0 else None
-            for record in E.by_day.query(day, condition, scan_index_forward=False, limit=limit - len(out)):
+        for day in self._days_from(after if forward else before, forward, time.time() if now is None else now):
+            for record in E.by_day.query(day, condition, scan_index_forward=forward, limit=limit - len(out)):
                 out.append(entry_of(record))
                 if len(out) >= limit:
                     return out
+            condition = None
         return out
+
+    def _days_from(self, cursor: str | None, forward: bool, now: float) -> list[str]:
+        """The days of the retention period up to today, from the cursor's (or today) toward
+        older ones, or forward toward today: both walks see the same days, so a page reached
+        from either side holds the same entries."""
+        today = int(now // DAY)
+        oldest = today - self.settings.entry_retention_days
+        start = calendar.timegm(time.strptime(cursor[:10], "%Y-%m-%d")) // DAY if cursor else today
+        days = range(max(start, oldest), today + 1) if forward else range(min(start, today), oldest - 1, -1)
+        return [time.strftime("%Y-%m-%d", time.gmtime(day * DAY)) for day in days]
 
     def with_link(self, link: str) -> list[Entry]:
         """The stored entries with this link, newest first (the same link may be in several feeds)."""

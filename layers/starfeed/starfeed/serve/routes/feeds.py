@@ -1,6 +1,6 @@
 """The feeds: the aggregate, each collection's and each source's, in the format asked for, with
-their older pages (`?before=CURSOR`, RFC 5005 §3); seed 004's proxy by a source's URL and its
-max_score; and the OPML lists."""
+their older pages (`?before=CURSOR`, and `?after=CURSOR` for their previous links, RFC 5005 §3);
+seed 004's proxy by a source's URL and its max_score; and the OPML lists."""
 
 from __future__ import annotations
 
@@ -21,18 +21,21 @@ def router(served: Served) -> Router:
     sources = served.storage.sources
 
     def feed(path: str, extension: str | None):
-        """The prebuilt first page, or the older page `before` names."""
-        cursor = served.query("before")
-        if not cursor:
+        """The prebuilt first page, or the older page `before` (or `after`) names."""
+        before, after = served.query("before"), served.query("after")
+        if not (before or after):
             return served.feed(path, extension)
+        if before and after:
+            return text(400, "before= or after=, not both\n")
         from starfeed.render.job import decode_cursor  # lxml and PynamoDB: loaded only for pages
         from starfeed.serve.variants import page_variant, paged_feed
 
         try:
-            before = decode_cursor(cursor)
+            before, after = (decode_cursor(before), None) if before else (None, decode_cursor(after, "after"))
         except ValueError as exc:
             return text(400, f"{exc}\n")
-        return served.feed(path, extension, paged_feed(served.storage, path, before), page_variant(before))
+        return served.feed(path, extension, paged_feed(served.storage, path, before, after),
+                           page_variant(before, after))
 
     @routes.get("/<filename>", compress=True)
     def aggregate(filename: str):
