@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from starfeed.fetch.http import fetch
 from starfeed.fetch.stage import describe
 from starfeed.inspect import Inspection, inspect_fetched
-from starfeed.model import Source, host_key_of
+from starfeed.model import Kind, Source, host_key_of
 from starfeed.parse.html import FeedLink, discover_feeds, looks_like_html
 from starfeed.render import SOURCES_SUMMARY, targets_for
 from starfeed.settings import Settings
@@ -64,6 +64,55 @@ def check(url: str, settings: Settings, pick: int | None, *, website: bool = Fal
         raise Refused(f"{url}: {unsubscribed(inspection.error)}; not subscribed (fix the URL, or add --no-check "
                       "to subscribe anyway: the fetcher then retries it on its schedule)")
     return Checked(url, inspection, feeds, picked_first)
+
+
+@dataclass
+class Subscription:
+    """What `source add` and `POST /api/v1/feeds` did: "added", "already subscribed", "restored"
+    (it had been removed), or "listed" (an HTML page's feeds listed, nothing subscribed)."""
+
+    outcome: str
+    source: Source | None
+    checked: Checked | None = None  # None with no_check, or when the URL was subscribed already
+
+
+def subscribe_url(storage: Storage, url: str, now: float, *, collections: list[str] | None = None,
+                  backfill: int = 0, website: bool = False, pick: int | None = None, no_check: bool = False,
+                  enforce_domain: bool = False, no_root_domain: bool = False,
+                  deframe: bool = False) -> Subscription:
+    """Subscribe as a person would: a URL starfeed cannot take is refused before any fetch; one
+    subscribed already is found (and restored if it was removed); else it is fetched once (an HTML
+    page gives the feed it announces, the Nth with pick; pick 0 only lists them) and subscribed,
+    due now. Raises Refused with the reason."""
+    kind = Kind.WEBSITE if website else Kind.FEED
+    try:
+        new_source(url, 0, collections, kind=kind, backfill=backfill, no_root_domain=True)
+    except BadSource as exc:
+        raise Refused(str(exc)) from None
+    if (existing := subscribed(storage, [url]).get(url.strip())) is not None:
+        return _found(storage, existing, now)
+    checked = None
+    if not no_check:
+        checked = check(url, storage.settings, pick, website=website, backfill=backfill)
+        if checked.inspection is None:
+            return Subscription("listed", None, checked)
+        url = checked.url
+    try:
+        source, created = add_source(storage, url, now, collections, kind=kind, enforce_feed_domain=enforce_domain,
+                                     backfill=backfill, no_root_domain=no_root_domain, deframe=deframe)
+    except BadSource as exc:
+        raise Refused(str(exc)) from None
+    if not created:
+        return _found(storage, source, now)
+    request_renders(storage)
+    return Subscription("added", source, checked)
+
+
+def _found(storage: Storage, source: Source, now: float) -> Subscription:
+    """A URL subscribed already; asking for a removed one again undoes the remove."""
+    if source.deleted_at is None:
+        return Subscription("already subscribed", source)
+    return Subscription("restored", restore(storage, source.source_id, now))
 
 
 def unsubscribed(error: str) -> str:

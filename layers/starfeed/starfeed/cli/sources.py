@@ -13,7 +13,6 @@ from starfeed.cli.common import CliError, ago, clip, connect, count, span, until
 from starfeed.enrich.analysis import prompt_for
 from starfeed.model import GITHUB_KINDS, Kind, Status
 from starfeed.schedule.github import tier_of
-from starfeed.sources import BadSource, add_source, new_source, subscribed
 from starfeed.subscribe import Refused
 
 
@@ -94,59 +93,38 @@ def add_commands(commands) -> None:
 
 
 def _add(args) -> None:
-    kind = Kind.WEBSITE if args.website else Kind.FEED
-    try:  # a URL starfeed cannot take is refused before anything is fetched
-        new_source(args.url, 0, args.collection, kind=kind, backfill=args.backfill, no_root_domain=True)
-    except BadSource as exc:
-        raise CliError(str(exc)) from None
     storage = connect(args.stack)
-    existing = subscribed(storage, [args.url]).get(args.url.strip())
-    if existing is not None:
-        _already(storage, existing)
-        return
-    inspection, url = None, args.url
-    if not args.no_check:
-        try:
-            checked = subscribe.check(args.url, storage.settings, args.pick, website=args.website,
-                                      backfill=args.backfill)
-        except Refused as exc:
-            raise CliError(str(exc)) from None
-        for n, feed in enumerate(checked.feeds, start=1) if args.pick == 0 or checked.picked_first else ():
+    try:
+        done = subscribe.subscribe_url(storage, args.url, time.time(), collections=args.collection,
+                                       backfill=args.backfill, website=args.website, pick=args.pick,
+                                       no_check=args.no_check, enforce_domain=args.enforce_domain,
+                                       no_root_domain=args.no_root_domain, deframe=args.deframe)
+    except Refused as exc:
+        raise CliError(str(exc)) from None
+    source, checked = done.source, done.checked
+    if checked is not None and (done.outcome == "listed" or checked.picked_first):
+        for n, feed in enumerate(checked.feeds, start=1):
             print(f"{n}. {feed.kind:4} {feed.url}" + (f"  ({feed.title})" if feed.title else ""))
-        if checked.inspection is None:
-            return  # --pick alone: the page's feeds are listed, nothing is subscribed
         if checked.picked_first:
             print(f"subscribing to the first; choose another with --pick N (1-{len(checked.feeds)})")
-        url, inspection = checked.url, checked.inspection
-    try:
-        source, created = add_source(storage, url, time.time(), args.collection, kind=kind,
-                                     enforce_feed_domain=args.enforce_domain, backfill=args.backfill,
-                                     no_root_domain=args.no_root_domain, deframe=args.deframe)
-    except BadSource as exc:
-        raise CliError(str(exc)) from None
-    if not created:
-        _already(storage, source)
+    if done.outcome == "listed":
+        return  # --pick alone: the page's feeds are listed, nothing is subscribed
+    if done.outcome == "already subscribed":
+        print(f"already subscribed: {source.source_id} {source.url}")
+        return
+    if done.outcome == "restored":
+        print(f"restored {source.source_id} {source.url}: it had been removed; due now, and served again"
+              + ("" if source.enabled else " once enabled (`starfeed source enable ID`): it is disabled"))
         return
     print(f"added {source.source_id} {source.url}")
     print(f"root domain: {source.root_domain}" if source.root_domain else
           "root domain: none (--no-root-domain; `starfeed root-domain set ID DOMAIN` gives one)")
-    subscribe.request_renders(storage)
-    if inspection is not None:
+    if checked is not None:
         from starfeed.inspect import first_fetch, found
 
-        print(f"found: {found(inspection)}")
-        print(f"first fetch: {first_fetch(inspection, args.backfill)}")
+        print(f"found: {found(checked.inspection)}")
+        print(f"first fetch: {first_fetch(checked.inspection, args.backfill)}")
     print("due now: the next scheduler run fetches it" + (" (not checked: --no-check)" if args.no_check else ""))
-
-
-def _already(storage, source) -> None:
-    """A URL subscribed already; one removed is restored: asking for it again undoes the remove."""
-    if source.deleted_at is None:
-        print(f"already subscribed: {source.source_id} {source.url}")
-        return
-    subscribe.restore(storage, source.source_id, time.time())
-    print(f"restored {source.source_id} {source.url}: it had been removed; due now, and served again"
-          + ("" if source.enabled else " once enabled (`starfeed source enable ID`): it is disabled"))
 
 
 LIST_WIDTH = 100  # `source list` fits a 100-column terminal; --wide shows every column
