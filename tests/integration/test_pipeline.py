@@ -85,11 +85,11 @@ def test_raw_bytes_are_stored_before_parsing_even_when_parsing_fails(stack, stor
     stored = storage.sources.get(source.source_id)
     assert stored.status == "error" and "not a feed" in stored.last_error
     s3 = storage.client("s3")
-    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=storage.settings.raw_bucket,
-                                                Prefix=f"fetches/{source.source_id}/")["Contents"]]
-    record = json.loads(s3.get_object(Bucket=storage.settings.raw_bucket, Key=keys[0])["Body"].read())
+    key = f"fetches/{stored.fetch_history[0]['fetch_id']}.json"
+    record = json.loads(s3.get_object(Bucket=storage.settings.raw_bucket, Key=key)["Body"].read())
     body = s3.get_object(Bucket=storage.settings.raw_bucket, Key=record["body_key"])["Body"].read()
     assert body == b"<html>not a feed</html>" and record["http_status"] == 200
+    assert record["feed_id"] == source.source_id
 
 
 def test_bad_sources_show_their_error_and_never_stop_the_others(stack, storage, origin):

@@ -36,7 +36,10 @@ def export(storage: Storage, since: str, directory: Path) -> Exported:
         done.days += 1
         done.entries += body.count(b"\n")
         for record_key in {raw for _, raw in taps if raw}:
-            record, raw = storage.blobs.get_raw_fetch(record_key)
+            stored = storage.blobs.get_raw_fetch(record_key)
+            if stored is None:  # its payload expired (RawRetentionDays) before the tap
+                continue
+            record, raw = stored
             blob = directory / "raw" / str(record["fetched_at"])[:10] / f"{record['fetch_id']}.blob"
             blob.parent.mkdir(parents=True, exist_ok=True)
             blob.write_bytes(raw)

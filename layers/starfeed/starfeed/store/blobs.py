@@ -23,6 +23,12 @@ class FeedObject:
 TAP_PREFIX = "taps/entries/"
 
 
+def raw_fetch_key(fetch_id: str) -> str:
+    """A fetch's record is found by its id alone (GET /api/v1/raw/{fetch_id}); ids are random, so
+    the keys spread over S3's partitions."""
+    return f"fetches/{fetch_id}.json"
+
+
 class NotModified(Exception):
     pass
 
@@ -48,7 +54,7 @@ class Blobs:
                 raise
         record = {**record, "fetch_id": fetch_id, "body_sha256": digest, "body_key": body_key,
                   "content_length": len(body)}
-        fetch_key = f"fetches/{record['feed_id']}/{record['fetched_at']}-{fetch_id}.json"
+        fetch_key = raw_fetch_key(fetch_id)
         self._s3.put_object(Bucket=self._settings.raw_bucket, Key=fetch_key,
                             Body=json.dumps(record).encode(), ContentType="application/json")
         return {"fetch_id": fetch_id, "key": fetch_key, "body_sha256": digest}
@@ -78,9 +84,14 @@ class Blobs:
         response = self._s3.get_object(Bucket=self._settings.raw_bucket, Key=key)
         return response["Body"].read(), response.get("Metadata", {}).get("raw-record")
 
-    def get_raw_fetch(self, record_key: str) -> tuple[dict, bytes]:
-        """A fetch's record (status, headers, when) and the body it points at, as stored."""
-        record = json.loads(self._s3.get_object(Bucket=self._settings.raw_bucket, Key=record_key)["Body"].read())
+    def get_raw_fetch(self, record_key: str) -> tuple[dict, bytes] | None:
+        """A fetch's record (status, headers, when) and the body it points at, as stored; None
+        when there is no such record (never stored, or expired)."""
+        try:
+            stored = self._s3.get_object(Bucket=self._settings.raw_bucket, Key=record_key)
+        except self._s3.exceptions.NoSuchKey:
+            return None
+        record = json.loads(stored["Body"].read())
         body = self._s3.get_object(Bucket=self._settings.raw_bucket, Key=record["body_key"])["Body"].read()
         return record, body
 
