@@ -78,6 +78,31 @@ def http_get(stack, path: str, headers: dict | None = None) -> dict:
         http_api_event("GET", path, headers or {}, b"", "198.51.100.7"))
 
 
+def api_call(stack, method: str, path: str, body: dict | None = None) -> dict:
+    """Invoke the function template.yaml routes this request to, with the event API Gateway
+    would send (a loopback caller: authorized on the IAM routes, as `make run` does)."""
+    from starfeed.local.http_bridge import http_api_event, http_routes, route_for
+
+    route = route_for(http_routes(stack.stack), method, path.split("?", 1)[0])
+    data, headers = (json.dumps(body).encode(), {"content-type": "application/json"}) if body is not None else (b"", {})
+    return stack.functions[route.function].invoke(http_api_event(method, path, headers, data, "127.0.0.1", route))
+
+
+@pytest.fixture(scope="session")
+def api_url(stack):
+    """The local stack's HTTP API on loopback, routed as template.yaml routes it (`make run`'s)."""
+    import threading
+
+    from starfeed.local.http_bridge import http_routes, serve
+
+    server = serve("127.0.0.1", 0)
+    server.routes, server.functions = http_routes(stack.stack), stack.functions
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
 def queued(stack, *names: str) -> int:
     """Messages in these queues, visible or in flight (a failed record stays in flight until its
     retry)."""

@@ -12,7 +12,7 @@ from starfeed.model import Source
 
 EVENT_FOR = {"scheduler.json": "SchedulerFunction", "fetcher.json": "FetcherFunction",
              "renderer.json": "RendererFunction", "api.json": "ApiFunction",
-             "enricher.json": "EnricherFunction"}
+             "enricher.json": "EnricherFunction", "rest.json": "RestFunction"}
 
 
 def test_every_event_file_has_a_function():
@@ -51,6 +51,10 @@ def test_fetcher_event_then_renderer_event_then_api_event(stack, storage, origin
     assert response["statusCode"] == 200
     assert response["headers"]["Content-Type"].startswith("application/atom+xml")
     assert "Event item 1" in {e.title for e in feedparser.parse(body_of(response)).entries}
+
+    listing = stack.functions["RestFunction"].invoke(load_event("rest.json"))
+    assert listing["statusCode"] == 200 and listing["headers"]["Content-Type"] == "application/json"
+    assert {"e0e0e0e0e001", "e0e0e0e0e002"} <= {f["id"] for f in json.loads(listing["body"])["feeds"]}
 
 
 def test_a_failed_record_fails_alone_and_its_host_group_is_still_fetched(stack, storage, origin):

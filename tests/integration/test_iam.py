@@ -8,12 +8,12 @@ both directions."""
 import json
 import time
 from dataclasses import replace
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import pytest
 from aws_calls import recording
 from converse import ConverseServer, text_answer
-from conftest import ROOT, http_get
+from conftest import ROOT, api_call, http_get
 
 from origin import Reply, rss
 from waiting import eventually
@@ -25,7 +25,8 @@ from starfeed.render.job import encode_cursor
 from starfeed.sources import add_source
 from starfeed.store import Storage
 
-FUNCTIONS = ("SchedulerFunction", "FetcherFunction", "RendererFunction", "ApiFunction", "EnricherFunction")
+FUNCTIONS = ("SchedulerFunction", "FetcherFunction", "RendererFunction", "ApiFunction", "EnricherFunction",
+             "RestFunction")
 
 
 def make_due(storage, source_id):
@@ -141,6 +142,25 @@ def scenario(stack, storage, origin, other_origin, monkeypatch):
                      f"/rss?url={quote(kept.url, safe='')}", "/api/item?url=https://example.org/i1",
                      "/api/site?root=127.0.0.1", "/stats", "/opml.xml", "/subscriptions.opml"):
             assert http_get(stack, path)["statusCode"] in (200, 404), path
+        # The REST API, every route; subscribing to a removed deframed source's URL restores it
+        # and queues its entries' analyses.
+        added = api_call(stack, "POST", "/api/v1/feeds", {
+            "url": origin.serve("/iam-rest.xml", Reply(200, rss(("iam-r1", "Rest")))), "backfill": 1,
+            "collections": ["iam"]})
+        assert added["statusCode"] == 201, added["body"]
+        feed_id = json.loads(added["body"])["feed"]["id"]
+        stack.run_cycle()
+        for path in ("/api/v1/openapi.json", "/api/v1/feeds", f"/api/v1/feeds/{feed_id}",
+                     f"/api/v1/feeds/{feed_id}/entries", "/api/v1/entries", "/api/v1/entries/iam-r1"):
+            assert api_call(stack, "GET", path)["statusCode"] == 200, path
+        raw = json.loads(api_call(stack, "GET", "/api/v1/entries/iam-r1")["body"])["links"]["raw"]
+        assert api_call(stack, "GET", urlsplit(raw).path)["statusCode"] == 200
+        assert api_call(stack, "POST", f"/api/v1/feeds/{feed_id}/refetch")["statusCode"] == 202
+        assert api_call(stack, "DELETE", f"/api/v1/feeds/{feed_id}")["statusCode"] == 200
+        assert main(["source", "remove", deframed.source_id]) == 0
+        restored = api_call(stack, "POST", "/api/v1/feeds", {"url": deframed.url})
+        assert json.loads(restored["body"])["outcome"] == "restored"
+        stack.drain()
     yield used
     dlq = stack.queue("FetchDeadLetterQueue")
 

@@ -18,7 +18,7 @@ OUTPUT_SETTINGS = {
     "RenderQueueUrl": "RENDER_QUEUE_URL", "HostsTableName": "HOSTS_TABLE", "StatsTableName": "STATS_TABLE",
     "GitHubTokenStore": "STARFEED_GITHUB_TOKEN_STORE", "GitHubTokenName": "STARFEED_GITHUB_TOKEN_NAME",
     "GitHubApiUrl": "STARFEED_GITHUB_API_URL", "EnrichQueueUrl": "ENRICH_QUEUE_URL", "Analyzer": "STARFEED_ANALYZER",
-    "EventBusName": "EVENT_BUS_NAME",
+    "EventBusName": "EVENT_BUS_NAME", "ApiUrl": "STARFEED_PUBLIC_URL",
     "AnalyzerDailyCalls": "STARFEED_ANALYZER_DAILY_CALLS", "AnalyzerDailyTokens": "STARFEED_ANALYZER_DAILY_TOKENS"}
 
 
@@ -33,7 +33,7 @@ def connect(stack_name: str | None) -> Storage:
         from starfeed.store.deployment import stack_outputs
 
         outputs = stack_outputs(stack_name)
-        env = {OUTPUT_SETTINGS[k]: v for k, v in outputs.items() if k in OUTPUT_SETTINGS}
+        env = {OUTPUT_SETTINGS[k]: v.rstrip("/") for k, v in outputs.items() if k in OUTPUT_SETTINGS}
         return Storage(Settings.from_env({**os.environ, **env}))
     if os.environ.get("SOURCES_TABLE"):
         return Storage(Settings.from_env())

@@ -34,6 +34,9 @@ class Settings:
     # None means the real AWS endpoints; the local stack points this at moto.
     endpoint_url: str | None = None
     public_url: str = "http://127.0.0.1:3000"
+    # Who may call the REST API (/api/v1): "iam", SigV4-signed requests API Gateway verified (on
+    # AWS); "loopback", callers on this machine (`make run`: its OpenAPI document asks no signature).
+    api_auth: str = "iam"
     websub_hub: str = ""  # a WebSub hub our feeds announce (rel="hub"); none when empty
 
     # Scheduling (seconds). Seed 003 §6.1 defaults.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from starfeed.local.demo import DemoOrigin
 from starfeed.local.github_sim import GitHubSim, population
-from starfeed.local.http_bridge import serve
+from starfeed.local.http_bridge import http_routes, serve
 from starfeed.local.runtime import QueueSource, rate_seconds
 from starfeed.local.snapshot import SNAPSHOT_FILE, Snapshotter, restore
 from starfeed.local.stack import LocalStack
@@ -75,7 +75,8 @@ def run() -> int:
             break
     snapshots.changed()
     snapshots.save_if_changed()
-    server.api = stack.functions["ApiFunction"]
+    server.routes = http_routes(stack.stack)
+    server.functions = stack.functions
 
     threads = [threading.Thread(target=server.serve_forever, name="api", daemon=True),
                threading.Thread(target=_every, args=(stop, rate, lambda: _tick(stack, snapshots)),

@@ -72,6 +72,8 @@ class LocalStack:
         env["AWS_ENDPOINT_URL"] = self.endpoint
         # No model locally unless asked for (STARFEED_ANALYZER=bedrock and an endpoint for it).
         env["STARFEED_ANALYZER"] = "mock"
+        # No API Gateway to verify signatures: the HTTP bridge lets loopback callers in instead.
+        env["STARFEED_API_AUTH"] = "loopback"
         # Settings from the user's environment win over the template's values, as a deployment
         # parameter would.
         env.update({k: v for k, v in os.environ.items() if k.startswith("STARFEED_")})

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # loaded on first use, below
     from starfeed.store.analyses import Analyses
     from starfeed.store.collections import Collections
     from starfeed.store.entries import Entries
+    from starfeed.store.entry_lists import EntryLists
     from starfeed.store.events import Events
     from starfeed.store.hosts import Hosts
     from starfeed.store.pace import PaceStore
@@ -54,6 +55,12 @@ class Storage:
         from starfeed.store.entries import Entries
 
         return Entries(self.records, self.settings)
+
+    @cached_property
+    def entry_lists(self) -> "EntryLists":
+        from starfeed.store.entry_lists import EntryLists
+
+        return EntryLists(self.records, self.settings)
 
     @cached_property
     def collections(self) -> "Collections":

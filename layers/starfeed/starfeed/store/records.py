@@ -81,6 +81,7 @@ def build_records(settings: Settings) -> SimpleNamespace:
         "rewrite_count": NumberAttribute(default=0),  # times rewritten after a content change
         # Derived keys for ordering, and the TTL that lets old entries leave by themselves.
         "sort_key": UnicodeAttribute(), "day": UnicodeAttribute(), "expires_at": NumberAttribute(),
+        "seen_day": UnicodeAttribute(null=True),  # first_seen's day (BySeen); absent on entries stored before it
     }
     EntryRecord = type("EntryRecord", (Model,), {
         "Meta": _meta(settings.entries_table, settings),
@@ -92,6 +93,11 @@ def build_records(settings: Settings) -> SimpleNamespace:
             "day": UnicodeAttribute(hash_key=True), "sort_key": UnicodeAttribute(range_key=True)}, AllProjection),
         "by_link": _index(GlobalSecondaryIndex, "ByLink", settings,
                           {"canonical_link": UnicodeAttribute(hash_key=True)}, KeysOnlyProjection),
+        "by_uid": _index(GlobalSecondaryIndex, "ByUid", settings,
+                         {"entry_uid": UnicodeAttribute(hash_key=True)}, KeysOnlyProjection),
+        "by_seen": _index(GlobalSecondaryIndex, "BySeen", settings, {
+            "seen_day": UnicodeAttribute(hash_key=True), "first_seen": UnicodeAttribute(range_key=True)},
+            KeysOnlyProjection),
     })
 
     # A collection's newest entries, copied when first stored: its feed reads one partition
@@ -182,7 +188,8 @@ def expires_at_of(entry: Entry, settings: Settings) -> int:
 
 def entry_record(records, entry: Entry, settings: Settings, rewrites: int = 0):
     return records.Entry(**asdict(entry), rewrite_count=rewrites, sort_key=sort_key_of(entry),
-                         day=entry.sort_time[:10], expires_at=expires_at_of(entry, settings))
+                         day=entry.sort_time[:10], seen_day=entry.first_seen[:10] or None,
+                         expires_at=expires_at_of(entry, settings))
 
 
 def collection_entry_record(records, collection: str, entry: Entry, settings: Settings):

@@ -1,0 +1,12 @@
+"""REST API: feeds, entries and raw payloads for programs, behind IAM authorization (/api/v1)."""
+
+from starfeed.serve.rest.app import RestApi
+from starfeed.settings import Settings
+from starfeed.store import Storage
+
+storage = Storage(Settings.from_env())
+api = RestApi(storage)
+
+
+def handler(event, context):
+    return api.resolve(event, context)

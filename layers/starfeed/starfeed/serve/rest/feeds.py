@@ -1,0 +1,144 @@
+"""/api/v1/feeds: list, read, subscribe, unsubscribe, refetch, and a feed's entries. Each action
+is the package function `starfeed source …` calls (starfeed/subscribe.py)."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+
+from starfeed import subscribe
+from starfeed.serve.rest.models import PAGE_LIMIT, EntryPage, Feed, FeedPage, NewFeed, Refetch, Subscribed
+from starfeed.serve.rest.paging import CURSOR_BYTES, BadCursor, decode_cursor, encode_cursor, link_header, page_url
+from starfeed.serve.rest.problems import ApiProblem, responses
+from starfeed.serve.rest.views import V1, entry_view, feed_view
+from starfeed.store import Storage
+
+FeedId = Annotated[str, Path(pattern=r"^[0-9a-f]{6,64}$", description="a feed's id, as GET /feeds lists it")]
+Limit = Annotated[int, Query(ge=1, le=PAGE_LIMIT)]
+Cursor = Annotated[str | None, Query(max_length=CURSOR_BYTES, description="the `next` of the page before")]
+Moment = Annotated[str | None, Query(
+    pattern=r"^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})?)?$",
+    description="RFC 3339, or a date (a time without a zone is UTC)")]
+
+
+def stamp(moment: str | None) -> str | None:
+    """A query's time as the store writes them: UTC, to the second."""
+    if moment is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(moment.upper().replace("Z", "+00:00"))
+    except ValueError:
+        raise ApiProblem(400, f"{moment!r} is not a time: expected RFC 3339, such as 2026-11-26T08:00:00Z") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def cursor_keys(cursor: str | None, kind: str, names: tuple[str, ...]) -> dict[str, str] | None:
+    if cursor is None:
+        return None
+    try:
+        return decode_cursor(cursor, kind, names)
+    except BadCursor as exc:
+        raise ApiProblem(400, str(exc)) from None
+
+
+def router(storage: Storage) -> Router:
+    routes = Router()
+    base = storage.settings.public_url
+
+    def existing(feed_id: str):
+        """The feed, or 404: a removed one is gone until restored (subscribing to its URL again)."""
+        source = storage.sources.get(feed_id)
+        if source is None:
+            raise ApiProblem(404, f"no feed with id {feed_id}: GET {V1}/feeds lists them")
+        if source.deleted_at is not None:
+            raise ApiProblem(404, f"feed {feed_id} was removed: POST {V1}/feeds with its URL, or "
+                                  f"`starfeed source restore {feed_id}`, brings it back")
+        return source
+
+    @routes.get(f"{V1}/feeds", summary="Every feed (removed ones left out), oldest subscription first",
+                responses=responses({200: FeedPage}, 400, 422))
+    def list_feeds(limit: Limit = 50, cursor: Cursor = None) -> Response[FeedPage]:
+        after = cursor_keys(cursor, "feeds", ("created_at", "id"))
+        sources = sorted((s for s in storage.sources.all() if s.deleted_at is None),
+                         key=lambda s: (s.created_at, s.source_id))
+        if after:
+            start = (float(after["created_at"]), after["id"])
+            sources = [s for s in sources if (s.created_at, s.source_id) > start]
+        page, more = sources[:limit], len(sources) > limit
+        next_url = None
+        if more:
+            last = page[-1]
+            next_url = page_url(base, f"{V1}/feeds", {"limit": limit, "cursor": encode_cursor(
+                "feeds", {"created_at": repr(last.created_at), "id": last.source_id})})
+        return Response(200, "application/json", FeedPage(feeds=[feed_view(s, base) for s in page], next=next_url),
+                        link_header(next_url))
+
+    @routes.get(f"{V1}/feeds/<feed_id>", summary="One feed: its state, schedule and last fetch",
+                responses=responses({200: Feed}, 404, 422))
+    def get_feed(feed_id: FeedId) -> Feed:
+        return feed_view(existing(feed_id), base)
+
+    @routes.post(f"{V1}/feeds", summary="Subscribe, as `starfeed source add` does: checked once first "
+                 "(an HTML page gives the feed it announces); a URL subscribed already is found, a removed "
+                 "one restored", operation_id="subscribe", responses=responses({201: Subscribed, 200: Subscribed}, 422))
+    def add_feed(new: Annotated[NewFeed, Body()]) -> Response[Subscribed]:
+        try:
+            done = subscribe.subscribe_url(storage, new.url, time.time(), collections=new.collections or None,
+                                           backfill=new.backfill, website=new.website, pick=new.pick,
+                                           no_check=not new.check, enforce_domain=new.enforce_domain,
+                                           no_root_domain=new.no_root_domain, deframe=new.deframe)
+        except subscribe.Refused as exc:
+            raise ApiProblem(422, str(exc)) from None
+        inspection = done.checked.inspection if done.checked else None
+        from starfeed.inspect import first_fetch, found
+
+        body = Subscribed(outcome=done.outcome, feed=feed_view(done.source, base),
+                          found=found(inspection) if inspection else None,
+                          first_fetch=first_fetch(inspection, new.backfill) if inspection else None,
+                          discovered=[{"url": f.url, "kind": f.kind, "title": f.title}
+                                      for f in (done.checked.feeds if done.checked else [])])
+        created = done.outcome == "added"
+        headers = {"Location": f"{base.rstrip('/')}{V1}/feeds/{done.source.source_id}"}
+        return Response(201 if created else 200, "application/json", body, headers)
+
+    @routes.delete(f"{V1}/feeds/<feed_id>", summary="Unsubscribe (`starfeed source remove`): never fetched or "
+                   "served again; kept until purged (then 404 here). Answers the feed as removed", responses=responses({200: Feed}, 404, 422))
+    def remove_feed(feed_id: FeedId) -> Feed:
+        existing(feed_id)
+        return feed_view(subscribe.remove(storage, feed_id, time.time()), base)
+
+    @routes.post(f"{V1}/feeds/<feed_id>/refetch", summary="Fetch now (`starfeed source sync`): the next "
+                 "scheduler run fetches it", responses=responses({202: Refetch}, 404, 409, 422))
+    def refetch(feed_id: FeedId) -> Response[Refetch]:
+        existing(feed_id)
+        try:
+            subscribe.sync(storage, feed_id, time.time())
+        except subscribe.Refused as exc:
+            raise ApiProblem(409, str(exc)) from None
+        return Response(202, "application/json",
+                        Refetch(feed_id=feed_id, detail="due now: the next scheduler run fetches it"))
+
+    @routes.get(f"{V1}/feeds/<feed_id>/entries", summary="A feed's entries, newest first, whose time (as its "
+                "feed orders them) is at or after `since` and before `until`", responses=responses({200: EntryPage}, 400, 404, 422))
+    def feed_entries(feed_id: FeedId, since: Moment = None, until: Moment = None, limit: Limit = 50,
+                     cursor: Cursor = None) -> Response[EntryPage]:
+        existing(feed_id)
+        after = cursor_keys(cursor, "feed-entries", ("feed_id", "entry_uid", "sort_key"))
+        if after and after["feed_id"] != feed_id:
+            raise ApiProblem(400, "cursor is not a cursor of this list: it belongs to another feed's entries")
+        page = storage.entry_lists.of_feed(feed_id, limit, stamp(since), stamp(until), after)
+        next_url = page.after and page_url(base, f"{V1}/feeds/{feed_id}/entries", {
+            "since": stamp(since), "until": stamp(until), "limit": limit,
+            "cursor": encode_cursor("feed-entries", page.after)})
+        return Response(200, "application/json",
+                        EntryPage(entries=[entry_view(e, base) for e in page.entries], next=next_url),
+                        link_header(next_url))
+
+    return routes

@@ -1,0 +1,152 @@
+"""What the REST API reads and answers, as pydantic models: its OpenAPI document's schemas."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PAGE_LIMIT = 200  # entries or feeds on one page, at most
+
+
+class Validators(BaseModel):
+    etag: str | None
+    last_modified: str | None
+
+
+class Schedule(BaseModel):
+    polling: bool
+    interval_sec: int
+    min_interval_sec: int | None
+    max_interval_sec: int | None
+    next_check_at: str | None = Field(description="RFC 3339; null when not fetched (disabled or removed)")
+    reason: str | None = Field(description="why the scheduler chose the interval")
+
+
+class Stats(BaseModel):
+    last_fetch_at: str | None
+    last_success_at: str | None
+    consecutive_failures: int
+    ewma_interarrival_sec: int | None
+    entry_count: int = Field(description="entries stored, ever")
+    dropped_last_fetch: dict[str, int] = Field(description="entries the last fetch's filters left out, by reason")
+
+
+class FeedLinks(BaseModel):
+    rss: str
+    atom: str
+    json_feed: str
+    entries: str
+
+
+class Feed(BaseModel):
+    id: str
+    url: str
+    kind: str
+    title: str | None
+    site_url: str | None
+    collections: list[str]
+    state: str = Field(description="ok, not-modified, new, error, dead, gone, disabled or removed")
+    enabled: bool
+    removed_at: str | None
+    deframe: bool
+    root_domain: str | None
+    created_at: str
+    http_status: int | None
+    last_error: str | None
+    validators: Validators
+    schedule: Schedule
+    stats: Stats
+    links: FeedLinks
+
+
+class FeedPage(BaseModel):
+    feeds: list[Feed]
+    next: str | None = Field(description="the next page's URL (also a Link rel=next header); null on the last")
+
+
+class NewFeed(BaseModel):
+    """`starfeed source add`'s options."""
+
+    model_config = ConfigDict(extra="forbid")
+    url: str = Field(min_length=1, max_length=2048, description="a feed, or an HTML page announcing one")
+    collections: list[str] = Field(default=[], max_length=20)
+    backfill: int = Field(default=0, ge=0, le=1000, description="keep the newest N entries of the first fetch")
+    website: bool = Field(default=False, description="follow the page's main article instead of a feed")
+    pick: int | None = Field(default=None, ge=1, le=100, description="the Nth feed an HTML page announces")
+    check: bool = Field(default=True, description="false: subscribe without fetching first")
+    enforce_domain: bool = False
+    no_root_domain: bool = False
+    deframe: bool = False
+
+
+class DiscoveredFeed(BaseModel):
+    url: str
+    kind: str
+    title: str | None
+
+
+class Subscribed(BaseModel):
+    outcome: Literal["added", "already subscribed", "restored"]
+    feed: Feed
+    found: str | None = Field(description="what the check found: format, title, entries")
+    first_fetch: str | None = Field(description="what the first fetch keeps, and why it leaves the rest out")
+    discovered: list[DiscoveredFeed] = Field(description="the feeds the HTML page announced, if it was one")
+
+
+class Refetch(BaseModel):
+    feed_id: str
+    detail: str
+
+
+class Author(BaseModel):
+    name: str | None = None
+    email: str | None = None
+    uri: str | None = None
+
+
+class Enclosure(BaseModel):
+    url: str
+    type: str | None = None
+    length: int | None = None
+
+
+class Entry(BaseModel):
+    """Seed 003 §5.2's normalized entry, with what starfeed adds: its warnings, seed 004's
+    analyzer_result, and its links."""
+
+    entry_uid: str
+    feed_id: str
+    canonical_link: str | None
+    title: str | None
+    summary: str | None
+    content: str | None
+    authors: list[Author]
+    categories: list[str]
+    enclosures: list[Enclosure]
+    published: str | None
+    updated: str | None
+    first_seen: str
+    last_seen: str
+    seen_count: int
+    raw_refs: list[dict[str, str]]
+    content_hash: str
+    warnings: list[str]
+    analyzer_result: dict | None
+    links: dict[str, str] = Field(description="self: this entry; feed: its feed; raw: its first fetch's payload")
+
+
+class EntryPage(BaseModel):
+    entries: list[Entry]
+    next: str | None = Field(description="the next page's URL (also a Link rel=next header); null on the last")
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str | None = None
+    instance: str | None = None
+    errors: list[dict] | None = Field(default=None, description="each invalid parameter: where, and why")
