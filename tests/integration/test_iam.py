@@ -15,7 +15,7 @@ from aws_calls import recording
 from converse import ConverseServer, text_answer
 from conftest import ROOT, api_call, http_get
 
-from origin import Reply, rss
+from origin import Origin, Reply, rss
 from waiting import eventually
 from starfeed.cli import main
 from starfeed.enrich.bedrock import BedrockAnalyzer
@@ -79,6 +79,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch):
     monkeypatch.setattr(enricher, "analyzer", BedrockAnalyzer(settings.bedrock_model_id, settings.region))
     stack.drain()
     storage.hosts.clear_pause(settings.github_host)
+    site = Origin()
     ssm = storage.client("ssm")
     ssm.put_parameter(Name="/starfeed/github-token", Value=sim.token, Type="SecureString", Overwrite=True)
     with recording(stack) as used:
@@ -90,6 +91,10 @@ def scenario(stack, storage, origin, other_origin, monkeypatch):
         # Another host, whose 429 pauses it; and the pace, stepped again by the first run.
         busy = add_source(storage, other_origin.serve("/iam-busy.xml", Reply(429, headers={"Retry-After": "60"})),
                           hour_ago)[0]
+        # A website source on a host of its own: its robots.txt read (none: 404) and cached.
+        add_source(storage, site.serve("/iam-page", Reply(200, b"<html><body><p>A page.</p></body></html>",
+                                                                  {"Content-Type": "text/html"})),
+                   hour_ago, kind="website")
         assert main(["github", "sync"]) == 0
         storage.client("dynamodb").delete_item(TableName=storage.settings.stats_table, Key={"day": {"S": "pace"}})
         for _ in range(3):  # the follow list, then its accounts' stars
@@ -172,6 +177,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch):
         stack.sqs.delete_message(QueueUrl=dlq, ReceiptHandle=message["ReceiptHandle"])
     sim.close()
     bedrock.close()
+    site.close()
     storage.hosts.clear_pause(busy.host)
     ssm.delete_parameter(Name="/starfeed/github-token")
 

@@ -95,3 +95,11 @@ def test_a_page_cursor_that_is_not_one_is_refused(cursor):
 def test_a_page_cursor_round_trips():
     key = "2026-11-26T08:00:00Z#https://news.example/a?b=c"
     assert decode_cursor(encode_cursor(key)) == key
+
+
+@pytest.mark.parametrize("body, delay", [
+    ("User-agent: starfeed\nCrawl-delay: 7\n", 7.0), ("User-agent: *\nCrawl-delay: 2.5\n", 2.5),
+    ("User-agent: other\nCrawl-delay: 9\n", None), ("User-agent: *\nCrawl-delay: soon\n", None),
+    ("User-agent: *\nCrawl-delay: 99999\n", 3600.0)])
+def test_a_crawl_delay_is_read_for_our_token_and_bounded(body, delay):
+    assert answer({"status": 200, "body": body}, "https://news.example/a").crawl_delay == delay

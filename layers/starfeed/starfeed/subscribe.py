@@ -44,9 +44,12 @@ class Checked:
 def check(url: str, settings: Settings, pick: int | None, *, website: bool = False, backfill: int = 0) -> Checked:
     """An HTML page gives the feed it announces (pick: the Nth; 0: only list them). A URL that
     cannot be read is refused."""
+    if website:  # a page starfeed will crawl: its robots.txt decides before it is fetched
+        _robots_allow(url, settings)
     result = fetch(url, settings)
     feeds, picked_first = [], False
     if not website and not result.error and looks_like_html(result.body, result.headers.get("Content-Type")):
+        _robots_allow(result.url, settings)  # its links are crawled only where robots.txt allows
         feeds = discover_feeds(result.body, result.url)
         if not feeds:
             raise Refused(f"{url} is an HTML page that announces no feed; "
@@ -113,6 +116,17 @@ def _found(storage: Storage, source: Source, now: float) -> Subscription:
     if source.deleted_at is None:
         return Subscription("already subscribed", source)
     return Subscription("restored", restore(storage, source.source_id, now))
+
+
+def _robots_allow(url: str, settings: Settings) -> None:
+    """Refused when the page's robots.txt disallows it for our token (read afresh: a check is
+    one request, and the sources' cache is the fetcher's)."""
+    from starfeed.fetch import robots
+
+    allowed = robots.answer(robots.read(url, settings, time.time()), url)
+    if not allowed.allowed:
+        raise Refused(f"{url}: {allowed.reason}; not subscribed (starfeed crawls no page its robots.txt "
+                      "disallows; a feed's own URL is not subject to it)")
 
 
 def unsubscribed(error: str) -> str:

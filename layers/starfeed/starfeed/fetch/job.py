@@ -9,12 +9,13 @@ import time
 from copy import deepcopy
 from dataclasses import replace
 
+from starfeed.fetch import robots
 from starfeed.fetch.github_job import fetch_github
 from starfeed.fetch.headers import freshness
 from starfeed.fetch.http import FetchResult, fetch
 from starfeed.fetch.record import apply_decision, publish_new, remember_fetch, store_raw, tap_new
 from starfeed.fetch.stage import StageFailed, describe, stage
-from starfeed.model import GITHUB_KINDS, FetchOutcome, Pace, Source, Status
+from starfeed.model import GITHUB_KINDS, FetchOutcome, Kind, Pace, Source, Status
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY, targets_for
@@ -64,7 +65,8 @@ def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float |
     result, raw_ref, new = FetchResult(source.url, None), None, []
     try:
         with stage("fetch"):
-            result = fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified)
+            result = (_fetch_page(storage, source, now) if source.kind == Kind.WEBSITE else
+                      fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified))
         with stage("store raw"):  # every byte kept before it is parsed
             raw_ref = store_raw(storage, source, result, now) if result.status is not None else None
         with stage("parse"):
@@ -112,6 +114,23 @@ def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float |
              f"in {int(source.next_check_at - now)}s" if source.next_check_at else "never",
              source.reason, f": {outcome.error}" if outcome.error else "")
     return outcome
+
+
+# Each instance's copies of the hosts' robots.txt answers (the hosts table holds them for a day).
+_ROBOTS_KNOWN: dict[str, dict] = {}
+
+
+def _fetch_page(storage: Storage, source: Source, now: float) -> FetchResult:
+    """A website source is crawled, so its host's robots.txt decides first; a page it disallows
+    is not requested, and says why. A Crawl-delay holds the host for that long after the request."""
+    allowed = robots.check(storage, source.url, now, _ROBOTS_KNOWN)
+    if not allowed.allowed:
+        return FetchResult(source.url, None, error=f"not fetched: {allowed.reason} (checked again when due)")
+    result = fetch(source.url, storage.settings, etag=source.etag, last_modified=source.last_modified)
+    if allowed.crawl_delay:
+        storage.hosts.pause(source.host, now + allowed.crawl_delay,
+                            f"Crawl-delay: {allowed.crawl_delay:g} s ({robots.robots_url(source.url)})")
+    return result
 
 
 def _listing(source: Source) -> tuple:

@@ -1,5 +1,6 @@
-"""robots.txt (RFC 9309) for what starfeed crawls rather than subscribes to: article pages.
-Feeds are not subject to it, by convention. Parsed with Protego; each host's answer is cached in
+"""robots.txt (RFC 9309) for what starfeed crawls rather than subscribes to: article pages,
+website sources and the HTML pages whose feeds it discovers. Feeds are not subject to it, by
+convention. Parsed with Protego; each host's answer is cached in
 the hosts table for settings.robots_cache_seconds.
 
 A robots.txt that answers 4xx allows everything (RFC 9309 §2.3.1.3); one that cannot be read
@@ -22,13 +23,16 @@ ROBOTS_TOKEN = "starfeed"  # the product token of our User-Agent
 # first 300,000 bytes are kept and parsed (a robots.txt is rarely over a few KB).
 ROBOTS_KEPT_BYTES = 300_000
 ROBOTS_UNREACHABLE_RETRY = 3600
+# A Crawl-delay holds the host this long at most: a day would stop its feeds too.
+MAX_CRAWL_DELAY = 3600.0
 KNOWN_HOSTS = 1000  # robots.txt answers a process keeps in memory; then it starts again
 
 
 @dataclass(frozen=True)
 class RobotsAnswer:
     allowed: bool
-    reason: str | None = None  # why not, for the analyzer result and the logs
+    reason: str | None = None  # why not, for the analyzer result, `source list` and the logs
+    crawl_delay: float | None = None  # seconds between requests to the host, when it asks
 
 
 def robots_url(url: str) -> str:
@@ -45,11 +49,13 @@ def answer(record: dict, url: str) -> RobotsAnswer:
     if status >= 400:
         return RobotsAnswer(True)
     try:
-        allowed = Protego.parse(str(record.get("body") or "")).can_fetch(url, ROBOTS_TOKEN)
-    except Exception as exc:  # noqa: BLE001 - a hostile robots.txt: that host's articles alone
+        rules = Protego.parse(str(record.get("body") or ""))
+        allowed, delay = rules.can_fetch(url, ROBOTS_TOKEN), rules.crawl_delay(ROBOTS_TOKEN)
+    except Exception as exc:  # noqa: BLE001 - a hostile robots.txt: that host's pages alone
         return RobotsAnswer(False, f"{robots_url(url)} could not be read as rules ({type(exc).__name__}): "
                                    "treated as disallowing everything")
-    return RobotsAnswer(True) if allowed else RobotsAnswer(False, f"disallowed by {robots_url(url)}")
+    delay = min(float(delay), MAX_CRAWL_DELAY) if isinstance(delay, (int, float)) and delay > 0 else None
+    return RobotsAnswer(True, crawl_delay=delay) if allowed else RobotsAnswer(False, f"disallowed by {robots_url(url)}")
 
 
 def check(storage: Storage, url: str, now: float, known: dict[str, dict] | None = None) -> RobotsAnswer:

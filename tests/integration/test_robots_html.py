@@ -1,0 +1,89 @@
+"""robots.txt for what starfeed crawls (issue 19, item 4): website sources and the HTML pages whose
+feeds `source add` discovers honour it for our token; feeds do not; Crawl-delay holds the host."""
+
+import time
+
+import pytest
+from conftest import row_of, run_cli
+
+from origin import Reply, rss
+from starfeed.fetch.job import fetch_source
+from starfeed.sources import add_source
+
+PAGE = b"<html><head><title>Notes</title></head><body><article><p>What the page says.</p></article></body></html>"
+HTML = {"Content-Type": "text/html"}
+
+
+def website(storage, origin, robots: Reply, path: str = "/notes"):
+    origin.serve("/robots.txt", robots)
+    url = origin.serve(path, Reply(200, PAGE, HTML))
+    return add_source(storage, url, time.time() - 3600, kind="website")[0]
+
+
+def page_requests(origin, path: str) -> int:
+    return sum(1 for requested, _ in origin.requests if requested == path)
+
+
+def test_a_page_robots_txt_disallows_is_never_requested_and_says_why(stack, storage, origin, capsys):
+    source = website(storage, origin, Reply(200, b"User-agent: starfeed\nDisallow: /notes\n"))
+    outcome = fetch_source(storage, source.source_id)
+    assert outcome.error == f"not fetched: disallowed by {origin.url}/robots.txt (checked again when due)"
+    assert page_requests(origin, "/notes") == 0 and page_requests(origin, "/robots.txt") == 1
+    stored = storage.sources.get(source.source_id)
+    assert stored.status == "error" and stored.next_check_at > time.time()
+    code, out, _ = run_cli(capsys, "source", "list")
+    assert code == 0 and "failing: not fetched" in row_of(out, source.source_id)
+    assert f"disallowed by {origin.url}/robots.txt" in out
+    # Due again: the cached answer decides, robots.txt is not read again within the day.
+    fetch_source(storage, source.source_id)
+    assert page_requests(origin, "/robots.txt") == 1 and page_requests(origin, "/notes") == 0
+
+
+@pytest.mark.parametrize("robots, allowed", [
+    (Reply(404, b"not here"), True),  # no robots.txt: everything allowed
+    (Reply(200, b"User-agent: *\nDisallow: /private/\n"), True),
+    (Reply(503, b"busy"), False),  # unreachable: nothing until it is read again
+    (Reply(200, b"User-agent: *\nDisallow: /\n"), False)])
+def test_robots_txt_answers_decide_the_fetch(stack, storage, origin, robots, allowed):
+    source = website(storage, origin, robots)
+    outcome = fetch_source(storage, source.source_id)
+    assert (outcome.error is None) is allowed, outcome.error
+    assert page_requests(origin, "/notes") == (1 if allowed else 0)
+    if robots.status == 503:
+        assert "robots.txt unreachable (503 Service Unavailable" in outcome.error
+
+
+def test_a_crawl_delay_holds_the_host_after_the_request(stack, storage, origin):
+    source = website(storage, origin, Reply(200, b"User-agent: starfeed\nCrawl-delay: 30\n"))
+    before = time.time()
+    assert fetch_source(storage, source.source_id).new_entries == 1
+    pause = storage.hosts.pause_of(source.host, time.time())
+    assert pause is not None and before + 29 <= pause["until"] <= time.time() + 31
+    assert pause["reason"] == f"Crawl-delay: 30 s ({origin.url}/robots.txt)"
+    # Another source on the host, due meanwhile, waits for the delay to pass.
+    other = website(storage, origin, Reply(200, b"User-agent: starfeed\nCrawl-delay: 30\n"), "/other")
+    assert fetch_source(storage, other.source_id) is None and page_requests(origin, "/other") == 0
+    storage.hosts.clear_pause(source.host)
+
+
+def test_a_feed_is_not_subject_to_robots_txt(stack, storage, origin):
+    origin.serve("/robots.txt", Reply(200, b"User-agent: *\nDisallow: /\n"))
+    url = origin.serve("/feed.xml", Reply(200, rss(("r1", "Still read"))))
+    source = add_source(storage, url, time.time() - 3600, backfill=1)[0]
+    assert fetch_source(storage, source.source_id).new_entries == 1
+    assert page_requests(origin, "/robots.txt") == 0
+
+
+def test_autodiscovery_and_website_subscriptions_honour_robots_txt(stack, storage, origin, capsys):
+    origin.serve("/robots.txt", Reply(200, b"User-agent: starfeed\nDisallow: /hidden\n"))
+    feed = origin.serve("/found.xml", Reply(200, rss(("d1", "Discovered"))))
+    announce = f'<html><head><link rel="alternate" type="application/rss+xml" href="{feed}"></head></html>'.encode()
+    origin.serve("/hidden", Reply(200, announce, HTML))
+    shown = origin.serve("/shown", Reply(200, announce, HTML))
+    code, _, err = run_cli(capsys, "source", "add", f"{origin.url}/hidden")
+    assert code == 1 and f"disallowed by {origin.url}/robots.txt; not subscribed" in err
+    code, _, err = run_cli(capsys, "source", "add", f"{origin.url}/hidden", "--website")
+    assert code == 1 and "disallowed by" in err and page_requests(origin, "/hidden") == 1  # the first add only
+    code, out, err = run_cli(capsys, "source", "add", shown)
+    assert code == 0, err
+    assert "added " in out and feed in out
