@@ -69,12 +69,28 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
         except Exception as exc:  # noqa: BLE001
             log.exception("renderer: the sources summary failed")
             report.failed[SOURCES_SUMMARY] = f"{type(exc).__name__}: {exc}"[:500]
+    _tell_the_hub(storage, [t for t in report.rendered if t != SOURCES_SUMMARY])
     try:
         storage.counters.add(timings)
         storage.counters.flush()  # renders are few: keep their times now
     except Exception:  # noqa: BLE001 - statistics never cost a render
         log.exception("renderer: render times were not recorded")
     return report
+
+
+def _tell_the_hub(storage: Storage, targets: list[str]) -> None:
+    """WebSub publishing: each rendered feed's URLs (every render follows a change: new entries,
+    results, a source listed or unlisted), once they are in the bucket."""
+    hub, base = storage.settings.websub_hub, storage.settings.public_url.rstrip("/")
+    if not hub or not targets:
+        return
+    from starfeed.websub.publish import ping
+
+    urls = [f"{base}/{target}.{extension}" for target in targets for extension, _ in FORMATS.values()]
+    failures = ping(hub, urls, storage.settings)
+    if failures:
+        log.warning("renderer: the WebSub hub was not told of %d of %d feed URLs (the next render tells it "
+                    "again): %s", len(failures), len(urls), "; ".join(failures[:3]))
 
 
 def _render_target(storage: Storage, target: str, now: float, collections: Callable[[], dict[str, int]],
