@@ -33,7 +33,7 @@ def fetch_record(record, lambda_context) -> None:
     if lambda_context.get_remaining_time_in_millis() < needed:
         raise NotStarted(f"{lambda_context.get_remaining_time_in_millis()} ms left")
     message = json.loads(record.body)
-    fetch_source(storage, message["source_id"], lease=message.get("lease"))
+    fetch_source(storage, message["source_id"], lease=message.get("lease"), push=message.get("push"))
 
 
 def handler(event, context):

@@ -32,7 +32,8 @@ def test_remove_restore_and_purge(stack, storage, capsys, origin):
     assert source_id not in run(capsys, "source", "list")[1]
     deleted = run(capsys, "source", "list", "--deleted")[1]
     assert all(len(line) <= 100 for line in deleted.splitlines()), max(deleted.splitlines(), key=len)
-    assert row_of(deleted, source_id).split()[1:4] == ["removed", "0s", "ago"]
+    state = row_of(deleted, source_id).split()[1:4]
+    assert state[0] == "removed" and state[1] in ("0s", "1s", "2s") and state[2] == "ago"
     assert "starfeed source restore ID" in deleted
     # Never fetched again, even when something makes it due.
     fetched = len(origin.requests)

@@ -12,7 +12,7 @@ from starfeed.model import Source
 
 EVENT_FOR = {"scheduler.json": "SchedulerFunction", "fetcher.json": "FetcherFunction",
              "renderer.json": "RendererFunction", "api.json": "ApiFunction",
-             "enricher.json": "EnricherFunction", "rest.json": "RestFunction"}
+             "enricher.json": "EnricherFunction", "rest.json": "RestFunction", "websub.json": "WebSubFunction"}
 
 
 def test_every_event_file_has_a_function():
@@ -116,3 +116,20 @@ def test_enricher_event_analyzes_the_entry_it_names(stack, storage, origin):
     fresh = stack.cold_start("ApiFunction")  # not an instance that cached the feed before
     one = fresh.invoke({**load_event("api.json"), "rawPath": "/s/e0e0e0e0e001/feed.xml"})
     assert "Original headline: Event item 1" in body_of(one)
+
+
+def test_a_hub_s_verification_event_is_answered_with_its_challenge_once(stack, storage):
+    """events/websub.json: a hub verifying the subscription starfeed asked for."""
+    event = load_event("websub.json")
+    source_id, token = event["rawPath"].split("/")[2:4]
+    storage.sources.delete(source_id)
+    storage.sources.add(Source(source_id=source_id, url="https://blog.example/feed.xml", created_at=time.time(),
+                               next_check_at=time.time() + 3600,
+                               push={"hub": "https://websub.example/", "topic": "https://blog.example/feed.xml",
+                                     "token": token, "state": "pending", "requested_at": time.time()},
+                               push_secret="s" * 64))
+    answer = stack.functions["WebSubFunction"].invoke(event)
+    assert answer["statusCode"] == 200 and answer["body"] == "8e2f4c1a"
+    assert storage.sources.get(source_id).push["state"] == "verified"
+    assert stack.functions["WebSubFunction"].invoke(event)["statusCode"] == 404  # verified already
+    storage.sources.delete(source_id)

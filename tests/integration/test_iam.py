@@ -17,6 +17,7 @@ from conftest import ROOT, api_call, http_get
 
 from origin import Origin, Reply, rss
 from waiting import eventually
+from websub_hub import Hub
 from starfeed.cli import main
 from starfeed.enrich.bedrock import BedrockAnalyzer
 from starfeed.local.github_sim import GitHubSim, population
@@ -26,7 +27,7 @@ from starfeed.sources import add_source
 from starfeed.store import Storage
 
 FUNCTIONS = ("SchedulerFunction", "FetcherFunction", "RendererFunction", "ApiFunction", "EnricherFunction",
-             "RestFunction")
+             "RestFunction", "WebSubFunction")
 
 
 def make_due(storage, source_id):
@@ -63,7 +64,7 @@ def _logical(resource) -> tuple[str, str]:
 
 
 @pytest.fixture
-def scenario(stack, storage, origin, other_origin, monkeypatch):
+def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
     """Every function's paths, recorded."""
     sim = GitHubSim(population(3, time.time() - 20 * 86400, time.time(), busier=20))
     settings = replace(storage.settings, github_api_url=sim.url)
@@ -166,6 +167,17 @@ def scenario(stack, storage, origin, other_origin, monkeypatch):
         restored = api_call(stack, "POST", "/api/v1/feeds", {"url": deframed.url})
         assert json.loads(restored["body"])["outcome"] == "restored"
         stack.drain()
+        # WebSub: a feed announcing a hub is subscribed to, verified at the callback, and pushed to.
+        hub = Hub(storage.settings.public_url, api_url)
+        topic = f"{origin.url}/iam-pushed.xml"
+        links = f'<{hub.url}>; rel="hub", <{topic}>; rel="self"'
+        add_source(storage, origin.serve("/iam-pushed.xml", Reply(200, rss(("ip1", "Pushed")), {"Link": links})),
+                   hour_ago)
+        stack.run_cycle()
+        eventually(lambda: hub.active, what="the hub's verified subscription")
+        assert [r.status_code for r in hub.distribute(topic, rss(("ip2", "Pushed too")))] == [202]
+        stack.drain()
+        hub.close()
     yield used
     dlq = stack.queue("FetchDeadLetterQueue")
 

@@ -17,13 +17,13 @@ AWS = {"boto3", "botocore", "pynamodb"}
 # The pure core: decisions, parsing, normalization, rendering formats and negotiation. No I/O.
 PURE = ("starfeed.model", "starfeed.settings", "starfeed.urlpolicy", "starfeed.formats", "starfeed.stats",
         "starfeed.parse", "starfeed.schedule", "starfeed.render", "starfeed.serve.negotiate",
-        "starfeed.fetch.headers", "starfeed.enrich")
+        "starfeed.fetch.headers", "starfeed.enrich", "starfeed.websub.subscription")
 # Where the pure core meets storage: the jobs, the api's routes, and what the CLI and the api share.
 JOBS = ("starfeed.fetch.job", "starfeed.fetch.github_job", "starfeed.fetch.record", "starfeed.fetch.robots",
         "starfeed.render.job", "starfeed.schedule.tick", "starfeed.enrich.job",
         # The analyzer that calls a model: the enrich job's edge to Bedrock.
         "starfeed.enrich.bedrock")
-STORAGE_USERS = JOBS + ("starfeed.serve", "starfeed.sources", "starfeed.subscribe", "starfeed.following", "starfeed.taps",
+STORAGE_USERS = JOBS + ("starfeed.serve", "starfeed.websub.callback", "starfeed.sources", "starfeed.subscribe", "starfeed.following", "starfeed.taps",
                         "starfeed.deployment", "starfeed.cli", "starfeed.local", "starfeed.bench")
 
 

@@ -96,6 +96,10 @@ class Source:
     analysis_error: str | None = None
     # Soft delete (`source remove`): never fetched or served until `source restore`.
     deleted_at: float | None = None
+    # WebSub (websub/subscription.py): {hub, topic, token, state, requested_at, expires_at, reason,
+    # last_push_at}; the secret apart, never shown.
+    push: dict | None = None
+    push_secret: str | None = None
     language: str | None = None  # as the feed declares it (RSS <language>, xml:lang, JSON Feed)
     # Conditional GET validators.
     etag: str | None = None

@@ -38,6 +38,11 @@ class Settings:
     # AWS); "loopback", callers on this machine (`make run`: its OpenAPI document asks no signature).
     api_auth: str = "iam"
     websub_hub: str = ""  # a WebSub hub our feeds announce (rel="hub"); none when empty
+    # WebSub subscriptions: a source whose feed announces a hub asks it to push (to public_url).
+    websub_subscribe: bool = True
+    websub_lease_seconds: int = 10 * 86400  # the lease asked for; the hub may grant another
+    websub_renew_before: int = 2 * 86400  # renewed when less is left
+    websub_max_body: int = 2 * 1024 * 1024  # a pushed document larger than this is refused (413)
 
     # Scheduling (seconds). Seed 003 §6.1 defaults.
     default_interval: int = 900

@@ -162,6 +162,8 @@ def set_field(storage: Storage, source_id: str, name: str, value) -> int:
     if name not in ("enabled", "deframe"):
         return 0
     source = storage.sources.get(source_id)
+    if name == "enabled" and not value:
+        stop_push(storage, source, time.time())
     _rerender(storage, source)
     return resume_analysis(storage, source)
 
@@ -214,8 +216,28 @@ def remove(storage: Storage, source_id: str, now: float) -> Source:
     if not storage.sources.change(source_id, {"deleted_at": now, "locked_until": None}):
         raise Refused(f"no source with id {source_id}: see `starfeed source list`")
     source.deleted_at = now
+    stop_push(storage, source, now)
     _rerender(storage, source)
     return source
+
+
+def stop_push(storage: Storage, source: Source | None, now: float) -> str | None:
+    """WebSub: a removed or disabled source's hub is asked to stop pushing it (the hub verifies
+    that at the callback, which then clears the subscription). None, or why the hub was not told;
+    meanwhile its pushes are discarded, the source being neither fetched nor served."""
+    from starfeed.websub import hub, subscription
+
+    push = source.push if source else None
+    if not push or not (push.get("state") in (subscription.PENDING, subscription.VERIFIED) or push.get("renewing")):
+        return None
+    push = {**push, "state": subscription.UNSUBSCRIBING, "requested_at": now, "renewing": False, "reason": None}
+    storage.sources.change(source.source_id, {"push": push})
+    error = hub.ask(push["hub"], "unsubscribe", push["topic"],
+                    hub.callback_url(storage.settings, source.source_id, push["token"]), None, storage.settings)
+    if error:
+        storage.sources.change(source.source_id, {"push": {**push, "reason": error}})
+    source.push = {**push, "reason": error}
+    return error
 
 
 def restore(storage: Storage, source_id: str, now: float) -> Source:

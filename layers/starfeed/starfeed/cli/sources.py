@@ -7,6 +7,7 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from starfeed import subscribe
 from starfeed.cli.common import CliError, ago, clip, connect, count, span, until
@@ -137,7 +138,8 @@ def _list(args) -> None:
     if args.json:  # every source unless --deleted: deleted_at says which were removed
         from dataclasses import asdict
 
-        print(json.dumps([asdict(s) for s in sources if s.deleted_at is not None or not args.deleted], indent=1))
+        print(json.dumps([shown(asdict(s)) for s in sources if s.deleted_at is not None or not args.deleted],
+                         indent=1))
         return
     sources = [s for s in sources if (s.deleted_at is not None) == args.deleted]
     now = time.time()
@@ -194,6 +196,11 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
         for s in analysis_failing:
             for n, line in enumerate(textwrap.wrap(s.analysis_error, LIST_WIDTH - 4 - len(s.source_id) - 2)):
                 print(f"  {s.source_id if n == 0 else ' ' * len(s.source_id)}  {line}")
+    pushed = [(s.source_id, push_state(s.push, now)) for s in sources if s.push]
+    if pushed:
+        print("pushed by WebSub hubs (polled daily while verified):")
+        for source_id, state in pushed:
+            print(f"  {source_id}  {clip(state, LIST_WIDTH - len(source_id) - 4)}")
     print(_totals(sources))
     print(_analyzer_line(storage, sources, now))
     print(_pace_short(storage.pace.load(), now))
@@ -324,7 +331,7 @@ def _show(args) -> None:
              ("backfill", f"the first fetch kept the newest {s.backfill}" if s.backfill else "-"),
              ("enforce domain", "yes" if s.enforce_feed_domain else "no"),
              ("deframe", (f"on, prompt {prompt_for(s.prompt).version}" if s.deframe else "off")),
-             ("analysis error", s.analysis_error or "-")]
+             ("analysis error", s.analysis_error or "-"), ("push", push_state(s.push, now) or "-")]
     for why, n in s.last_dropped.items():
         lines.append(("dropped", f"{n} {why} (last fetch)"))
     for fetch in s.fetch_history[:5]:
@@ -334,6 +341,34 @@ def _show(args) -> None:
         lines.append(("moved", f"{change.get('from')} -> {change.get('to')} ({when(change.get('at'))})"))
     for key, value in lines:
         print(f"{key + ':':16}{value}")
+
+
+def shown(fields: dict) -> dict:
+    """A source's fields as the CLI prints them: its WebSub secret and callback token never."""
+    fields.pop("push_secret", None)
+    if fields.get("push"):
+        fields["push"] = {k: v for k, v in fields["push"].items() if k != "token"}
+    return fields
+
+
+def push_state(push: dict | None, now: float) -> str | None:
+    """A WebSub subscription in words: verified until when (and the last push), pending since
+    when, denied or failed and why, being unsubscribed."""
+    if not push:
+        return None
+    hub = urlsplit(str(push.get("hub"))).netloc
+    state = push.get("state")
+    if state == "verified":
+        text = f"verified until {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(push.get('expires_at') or 0))} ({hub})"
+        if push.get("last_push_at"):
+            text += f", last push {ago(push['last_push_at'], now)}"
+        if push.get("renewing"):
+            text += ", renewal asked"
+    elif state == "pending":
+        text = f"pending since {ago(push.get('requested_at'), now)} ({hub})"
+    else:
+        text = f"{state} ({hub})"
+    return text + (f": {push['reason']}" if push.get("reason") else "")
 
 
 def _tier(source) -> str:

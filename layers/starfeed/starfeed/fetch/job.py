@@ -22,21 +22,28 @@ from starfeed.render import SOURCES_SUMMARY, targets_for
 from starfeed.schedule.decide import Decision, decide
 from starfeed.settings import Settings
 from starfeed.store import Storage
+from starfeed.store.blobs import raw_fetch_key
 from starfeed.urlpolicy import redact
+from starfeed.websub import hub, subscription
 
 log = logging.getLogger(__name__)
 
 
 def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
-                 now: float | None = None, rng: random.Random | None = None) -> FetchOutcome | None:
+                 now: float | None = None, rng: random.Random | None = None,
+                 push: str | None = None) -> FetchOutcome | None:
     """The fetch's outcome; None when the message is done with unfetched: the source is gone or
     disabled, or the message's lease is no longer the source's (a redelivered or stale one).
-    Only a failure to read or write the source itself escapes: then the message is retried."""
+    push: the fetch id of a document a WebSub hub pushed (stored by the callback), taken instead
+    of a fetch. Only a failure to read or write the source itself escapes: then the message is
+    retried."""
     now = time.time() if now is None else now
     source = storage.sources.get(source_id)
     if source is None or not source.live:
         log.info("fetcher: %s is gone, removed or disabled; skipped", source_id)
         return None
+    if push is not None:
+        return _take_push(storage, source, push, now)
     if lease is not None and source.locked_until != lease:
         log.info("fetcher: %s: this message's lease is not the source's; skipped", source_id)
         return None
@@ -72,27 +79,15 @@ def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float |
         with stage("parse"):
             outcome, ingested = _outcome(source, result, now, settings)
         if ingested is not None:
-            with stage("store"):
-                for entry in ingested.entries:
-                    entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
-                # Seed 004: a deframed source's new entries are queued for analysis before they
-                # are written (the enricher retries one it cannot read yet).
-                announce = (lambda fresh: storage.queues.send_enrichments(
-                    source.source_id, [e.entry_uid for e in fresh])) if source.deframe else None
-                stored = storage.entries.upsert(ingested.entries, now, source.collections, announce)
-                new = stored.new
-                outcome = replace(outcome, new_entries=len(new), error=stored.error)
-            source.title = ingested.title or source.title
-            source.site_url = ingested.link or source.site_url
-            source.language = ingested.language or source.language
-            source.last_dropped = dict(ingested.dropped)  # `source list` says what the filters hid
-            publish_new(storage, source, new)  # with the source's title, new on a first fetch
-            tap_new(storage, source, new, raw_ref, now)
+            new, error = _store(storage, source, ingested, raw_ref, now)
+            outcome = replace(outcome, new_entries=len(new), error=error)
         # A first fetch publishes the source's feed, even empty; after a failure the entries a
         # failed attempt stored may not have been rendered yet.
         if new or first_fetch or previously_failed:
             with stage("render request"):
                 storage.queues.send_render(targets_for(source))
+        if result.status is not None and not outcome.failed:
+            _subscribe_if_announced(storage, source, result, ingested, now)
     except StageFailed as failed:
         log.warning("fetcher: %s: %s", redact(source.url), failed)
         outcome = FetchOutcome(result.status, error=str(failed))
@@ -114,6 +109,95 @@ def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float |
              f"in {int(source.next_check_at - now)}s" if source.next_check_at else "never",
              source.reason, f": {outcome.error}" if outcome.error else "")
     return outcome
+
+
+def _store(storage: Storage, source: Source, ingested: Ingested, raw_ref: dict | None,
+           now: float) -> tuple[list, str | None]:
+    """A document's entries stored (a fetched one's or a pushed one's): (the new ones, why some
+    could not be stored). Seed 004: a deframed source's new entries are queued for analysis before
+    they are written (the enricher retries one it cannot read yet)."""
+    with stage("store"):
+        for entry in ingested.entries:
+            entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
+        announce = (lambda fresh: storage.queues.send_enrichments(
+            source.source_id, [e.entry_uid for e in fresh])) if source.deframe else None
+        stored = storage.entries.upsert(ingested.entries, now, source.collections, announce)
+    source.title = ingested.title or source.title
+    source.site_url = ingested.link or source.site_url
+    source.language = ingested.language or source.language
+    source.last_dropped = dict(ingested.dropped)  # `source list` says what the filters hid
+    publish_new(storage, source, stored.new)  # with the source's title, new on a first fetch
+    tap_new(storage, source, stored.new, raw_ref, now)
+    return stored.new, stored.error
+
+
+def _take_push(storage: Storage, source: Source, fetch_id: str, now: float) -> FetchOutcome | None:
+    """A document a WebSub hub pushed, its raw bytes stored by the callback: parsed, filtered,
+    deduplicated, stored and rendered as a fetched one is, and recorded as "push" in the fetch
+    history. The schedule is the safety check's; the lease stays with the fetch that holds one."""
+    stored = storage.blobs.get_raw_fetch(raw_fetch_key(fetch_id))
+    if stored is None:
+        log.warning("fetcher: %s: pushed document %s is not stored (expired?); nothing taken",
+                    redact(source.url), fetch_id)
+        return None
+    record, body = stored
+    before = deepcopy(source)
+    raw_ref = {"fetch_id": fetch_id, "key": raw_fetch_key(fetch_id), "body_sha256": record.get("body_sha256")}
+    topic = (source.push or {}).get("topic") or source.url
+    content_type = (record.get("response_headers") or {}).get("Content-Type")
+    new: list = []
+    try:
+        with stage("parse"):
+            ingested = ingest(body, topic, content_type, source, now, storage.settings)
+        outcome = FetchOutcome(200, error=ingested.error)
+        if not ingested.error:
+            new, error = _store(storage, source, ingested, raw_ref, now)
+            outcome = replace(outcome, new_entries=len(new), error=error)
+        if new:
+            with stage("render request"):
+                storage.queues.send_render(targets_for(source))
+    except StageFailed as failed:
+        outcome = FetchOutcome(200, error=str(failed))
+    remember_fetch(source, raw_ref, 200, f"push: {outcome.error}" if outcome.error else "push", now,
+                   storage.settings)
+    source.entry_count += len(new)
+    storage.sources.finish_fetch(source, before, None, release=False)
+    storage.sources.change(source.source_id, {"push": {**(source.push or {}), "last_push_at": now}})
+    log.info("fetcher: %s <- pushed, %d new%s", redact(source.url), len(new),
+             f": {outcome.error}" if outcome.error else "")
+    return outcome
+
+
+def _subscribe_if_announced(storage: Storage, source: Source, result: FetchResult, ingested: Ingested | None,
+                            now: float) -> None:
+    """WebSub: a feed that announces a hub and its self URL is subscribed to (or its subscription
+    renewed, or asked for again after a denial or a failure). The subscription is written before
+    the hub is asked, since the hub may verify it at once; a hub that refuses is recorded, and
+    the fetch goes on whatever happens."""
+    settings = storage.settings
+    try:
+        found = subscription.discover(result.headers.get("Link"), ingested.hub if ingested else None,
+                                      ingested.self_url if ingested else None, result.url)
+        why = subscription.wanted(source.push, found, now, settings)
+        if why is None:
+            return
+        hub_url, topic = found
+        if why in ("new", "moved") or not source.push_secret:
+            push, secret = subscription.new_subscription(hub_url, topic, now)
+        else:  # the same callback and secret: the hub renews what it has
+            push, secret = {**source.push, "requested_at": now, "renewing": True}, source.push_secret
+        storage.sources.change(source.source_id, {"push": push, "push_secret": secret})
+        error = hub.ask(hub_url, "subscribe", topic, hub.callback_url(settings, source.source_id, push["token"]),
+                        secret, settings)
+        if error:
+            push = {**push, "reason": error, "renewing": False,
+                    "state": push["state"] if why == "renew" else subscription.FAILED}
+            storage.sources.change(source.source_id, {"push": push})
+        source.push, source.push_secret = push, secret
+        log.info("fetcher: %s: WebSub subscription (%s) %s", redact(source.url), why,
+                 f"refused: {error}" if error else f"asked of {hub_url}")
+    except Exception as exc:  # noqa: BLE001 - push is a bonus: polling goes on without it
+        log.warning("fetcher: %s: WebSub subscription not asked for: %s", redact(source.url), describe(exc))
 
 
 # Each instance's copies of the hosts' robots.txt answers (the hosts table holds them for a day).
@@ -176,6 +260,8 @@ def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref:
         decision = Decision(settings.default_interval, now + settings.default_interval,
                             f"default: stored state unusable ({type(exc).__name__})", 0)
         source.publications, source.ewma_interarrival, source.interval = [], None, 0
+    if not outcome.failed and subscription.is_verified(source.push, now):
+        decision = _safety_check(decision, source.push, now, settings)
     apply_decision(source, decision, now, settings)
     source.last_fetch_at, source.http_status, source.last_error = now, result.status, outcome.error
     if decision.dead:
@@ -192,6 +278,14 @@ def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref:
         source.last_error = f"{outcome.error}; the source is disabled"
     _follow_permanent_redirect(source, result, now, settings)
     remember_fetch(source, raw_ref, result.status, outcome.error or source.status, now, settings)
+
+
+def _safety_check(decision: Decision, push: dict, now: float, settings: Settings) -> Decision:
+    """Seed 003 §4.6: while a hub pushes the feed, it is polled once a day (or as its schedule
+    says, when that is rarer), and before the lease runs out, so that the fetch renews it."""
+    at = subscription.safety_check_at(push, now, decision.next_check_at, settings)
+    return replace(decision, next_check_at=at, interval=int(at - now),
+                   reason=f"push verified until {rfc3339(push['expires_at'])}: daily safety check")
 
 
 def _follow_permanent_redirect(source: Source, result: FetchResult, now: float,

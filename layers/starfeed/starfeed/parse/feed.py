@@ -43,6 +43,9 @@ class ParsedFeed:
     entries: list = field(default_factory=list)  # feedparser-shaped entry dicts
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
+    # WebSub discovery (§4): the document's hub and self links, as written (absolute or not).
+    hub: str | None = None
+    self_url: str | None = None
 
 
 def parse_feed(body: bytes, url: str, content_type: str | None = None, *,
@@ -62,7 +65,8 @@ def _parse_json(body: bytes, url: str, max_depth: int) -> ParsedFeed:
     except NotJsonFeed as exc:
         return ParsedFeed(error=f"not a feed: {exc}")
     return ParsedFeed(format=channel["version"], title=channel["title"], link=channel["link"],
-                      authors=channel["authors"], language=channel["language"], entries=entries)
+                      authors=channel["authors"], language=channel["language"], entries=entries,
+                      hub=channel["hub"], self_url=channel["self"])
 
 
 def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
@@ -90,7 +94,16 @@ def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
                       link=channel.get("link"), authors=_channel_authors(channel),
                       language=_str(channel.get("language")), ttl_minutes=_ttl(channel.get("ttl")),
                       skip_hours=hours, skip_days=days, entries=list(parsed.entries),
-                      warnings=warnings)
+                      warnings=warnings, hub=_link_of(channel, "hub"), self_url=_link_of(channel, "self"))
+
+
+def _link_of(channel, rel: str) -> str | None:
+    """The channel's first link with this rel (atom:link in Atom and RSS)."""
+    links = channel.get("links")
+    for link in links if isinstance(links, list) else ():
+        if isinstance(link, dict) and link.get("rel") == rel and isinstance(link.get("href"), str):
+            return link["href"]
+    return None
 
 
 def _channel_authors(channel) -> list:

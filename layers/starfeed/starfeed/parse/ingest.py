@@ -37,6 +37,8 @@ class Ingested:
     dropped: Counter = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
+    hub: str | None = None  # the document's WebSub hub and self URL, absolute http(s), or None
+    self_url: str | None = None
 
 
 def ingest(body: bytes, url: str, content_type: str | None, source: Source, now: float,
@@ -75,7 +77,8 @@ def _feed(body: bytes, url: str, content_type: str | None, source: Source, now: 
                     language=language_tag(parsed.language), ttl_minutes=parsed.ttl_minutes,
                     skip_hours=parsed.skip_hours, skip_days=parsed.skip_days, publications=_publications(entries, now),
                     parsed_count=len(entries),
-                    entries=filtered.kept, dropped=filtered.dropped, warnings=warnings)
+                    entries=filtered.kept, dropped=filtered.dropped, warnings=warnings,
+                    hub=web_link(parsed.hub, url), self_url=web_link(parsed.self_url, url))
 
 
 def _channel_link(link, url: str, settings: Settings, warnings: list[str]) -> str | None:

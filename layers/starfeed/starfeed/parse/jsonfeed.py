@@ -45,8 +45,17 @@ def parse_json_feed(body: bytes, url: str, max_depth: int) -> tuple[dict, list[d
     base = safe_link(_str(document.get("feed_url")), url) or url
     channel = {"title": _str(document.get("title")), "link": _str(document.get("home_page_url")),
                "version": "json1" + ("1" if version.endswith("1.1") else "0"),
-               "authors": _authors(document, base), "language": _str(document.get("language"))}
+               "authors": _authors(document, base), "language": _str(document.get("language")),
+               "self": _str(document.get("feed_url")), "hub": _websub_hub(document.get("hubs"))}
     return channel, [_entry(item, base) for item in items if isinstance(item, dict)]
+
+
+def _websub_hub(hubs) -> str | None:
+    """The first WebSub hub of JSON Feed's `hubs` ([{"type": "WebSub", "url": …}])."""
+    for hub in hubs if isinstance(hubs, list) else ():
+        if isinstance(hub, dict) and str(hub.get("type", "")).lower() in ("websub", "pubsubhubbub"):
+            return _str(hub.get("url"))
+    return None
 
 
 def _entry(item: dict, base: str) -> dict:

@@ -84,7 +84,7 @@ def _tell_the_hub(storage: Storage, targets: list[str]) -> None:
     hub, base = storage.settings.websub_hub, storage.settings.public_url.rstrip("/")
     if not hub or not targets:
         return
-    from starfeed.websub.publish import ping
+    from starfeed.websub.hub import ping
 
     urls = [f"{base}/{target}.{extension}" for target in targets for extension, _ in FORMATS.values()]
     failures = ping(hub, urls, storage.settings)

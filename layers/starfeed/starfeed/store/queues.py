@@ -17,16 +17,18 @@ class FetchMessage:
     scheduled_at: float
     group: str  # the source's host: one fetch per host at a time
     lease: float | None = None  # the lease this fetch holds; a stale message is skipped
+    push: str | None = None  # a pushed document's fetch id (WebSub): taken instead of a fetch
 
     @property
     def body(self) -> str:
         return json.dumps({"source_id": self.source_id, "scheduled_at": self.scheduled_at,
-                           "lease": self.lease})
+                           "lease": self.lease, **({"push": self.push} if self.push else {})})
 
     @property
     def deduplication_id(self) -> str:
-        # Seed 003 §15: one fetch per source and scheduled time, however often it is enqueued.
-        return f"{self.source_id}-{int(self.scheduled_at)}"
+        # Seed 003 §15: one fetch per source and scheduled time, however often it is enqueued;
+        # a pushed document once, however often the hub delivers it.
+        return f"{self.source_id}-push-{self.push}" if self.push else f"{self.source_id}-{int(self.scheduled_at)}"
 
 
 class Queues:

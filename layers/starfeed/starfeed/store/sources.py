@@ -11,10 +11,11 @@ from starfeed.model import GITHUB_KINDS, Source, Status
 from starfeed.settings import Settings
 from starfeed.store.records import SOURCE_FIELDS, source_of
 
-# Fields only the CLI changes (change()); a fetch's outcome never writes them.
+# Fields a fetch's outcome never writes: the CLI's (change()), and the WebSub subscription's,
+# written as it changes (a hub may verify it before the fetch that asked for it is written).
 _SET_BY_HAND = frozenset({"source_id", "created_at", "collections", "kind", "polling", "locked_until",
                           "enforce_feed_domain", "policy", "min_interval", "max_interval", "backfill",
-                          "deleted_at", "root_domain"})
+                          "deleted_at", "root_domain", "push", "push_secret"})
 
 
 def source_record(records, source: Source, settings: Settings):
@@ -142,11 +143,12 @@ class Sources:
             raise
         return source_of(record)
 
-    def finish_fetch(self, source: Source, before: Source, lease: float | None) -> bool:
+    def finish_fetch(self, source: Source, before: Source, lease: float | None, release: bool = True) -> bool:
         """Write what the fetch changed since `before` (the source as the fetch read it) and
         release the lease, only if it is still held: a fetch that changed nothing writes the lease
         alone. The URL (a persistent permanent redirect) and enabled (410 Gone) are among what a
-        fetch may change: the lease makes it the only writer of its source's state."""
+        fetch may change: the lease makes it the only writer of its source's state. A pushed
+        document's (release False) leaves the lease to the fetch that holds it."""
         S = self._records.Source
         values = {name: getattr(source, name) for name in SOURCE_FIELDS
                   if name not in _SET_BY_HAND and getattr(source, name) != getattr(before, name)}
@@ -156,7 +158,10 @@ class Sources:
             values.update(due_keys(source, self.settings))
         actions = [getattr(S, name).remove() if value is None else getattr(S, name).set(value)
                    for name, value in values.items()]
-        actions.append(S.locked_until.remove())
+        if release:
+            actions.append(S.locked_until.remove())
+        if not actions:
+            return True
         condition = (S.locked_until == lease) if lease is not None else S.source_id.exists()
         try:
             S(source.source_id).update(actions=actions, condition=condition)

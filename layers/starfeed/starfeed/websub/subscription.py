@@ -1,0 +1,111 @@
+"""A source's WebSub subscription, decided without I/O: discovery (§4), when to ask the hub
+(subscribe, renew, try again), and the content signature (§8). Stored on the source as `push`
+(what `source list` may show) and `push_secret` (never shown)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from urllib.parse import urlsplit
+
+from requests.utils import parse_header_links
+
+from starfeed.parse.normalize import web_link
+from starfeed.settings import Settings
+
+PENDING, VERIFIED, DENIED, UNSUBSCRIBING, FAILED = "pending", "verified", "denied", "unsubscribing", "failed"
+RETRY_SECONDS = {PENDING: 86400, DENIED: 7 * 86400, FAILED: 86400}  # before asking the hub again
+SAFETY_CHECK = 86400  # seed 003 §4.6: a pushed feed is still polled, once a day
+SIGNATURES = {"sha1": hashlib.sha1, "sha256": hashlib.sha256, "sha384": hashlib.sha384, "sha512": hashlib.sha512}
+
+
+def discover(link_header: str | None, document_hub: str | None, document_self: str | None,
+             url: str) -> tuple[str, str] | None:
+    """(hub, topic): the Link header's rel="hub" and rel="self" first, then the document's; both
+    absolute http(s) URLs, else None."""
+    links = parse_header_links(link_header) if link_header else []
+
+    def rel(name: str) -> str | None:
+        for link in links:
+            if name in str(link.get("rel", "")).split():
+                return web_link(link.get("url"), url)
+        return None
+
+    hub, topic = rel("hub") or document_hub, rel("self") or document_self
+    return (hub, topic) if hub and topic else None
+
+
+def new_subscription(hub: str, topic: str, now: float) -> tuple[dict, str]:
+    """(push, secret): a subscription to ask for, its callback token unguessable and its own."""
+    return ({"hub": hub, "topic": topic, "token": secrets.token_hex(16), "state": PENDING, "requested_at": now,
+             "expires_at": None, "reason": None}, secrets.token_hex(32))
+
+
+def is_verified(push: dict | None, now: float) -> bool:
+    return bool(push) and push.get("state") == VERIFIED and (push.get("expires_at") or 0) > now
+
+
+def safety_check_at(push: dict, now: float, current: float | None, settings: Settings) -> float:
+    """When a verified subscription's feed is polled next: no sooner than its schedule or a day
+    (whichever is later), and before its lease needs renewing, which that fetch does."""
+    renew_at = push["expires_at"] - settings.websub_renew_before
+    return max(now + settings.min_interval, min(max(current or now, now + SAFETY_CHECK), renew_at))
+
+
+def reachable(public_url: str, hub: str) -> bool:
+    """Whether the hub can reach our callback: not when the callback is on loopback (`make run`
+    without a tunnel) and the hub is not."""
+    def loopback(url: str) -> bool:
+        host = (urlsplit(url).hostname or "").lower()
+        return host == "localhost" or host.endswith(".localhost") or host.startswith("127.") or host == "::1"
+    return loopback(hub) or not loopback(public_url)
+
+
+def wanted(push: dict | None, found: tuple[str, str] | None, now: float, settings: Settings) -> str | None:
+    """Why to ask the hub for a subscription now ("new", "moved", "renew", "again"), or None."""
+    if not found or not settings.websub_subscribe or not reachable(settings.public_url, found[0]):
+        return None
+    if not push or push.get("state") == UNSUBSCRIBING:
+        return "new"
+    if (push.get("hub"), push.get("topic")) != found:
+        return "moved"
+    state = push.get("state")
+    if state == VERIFIED:
+        expires = push.get("expires_at") or 0
+        return "renew" if expires - now < settings.websub_renew_before else None
+    waited = now - (push.get("requested_at") or 0)
+    return "again" if waited >= RETRY_SECONDS.get(state, 0) else None
+
+
+def signature_valid(header: str | None, secret: str | None, body: bytes) -> bool:
+    """X-Hub-Signature: method=hex, an HMAC of the exact body with the subscription's secret
+    (sha1, sha256, sha384 or sha512, as §8 allows)."""
+    if not header or not secret or "=" not in header:
+        return False
+    method, _, given = header.strip().partition("=")
+    digest = SIGNATURES.get(method.strip().lower())
+    if digest is None:
+        return False
+    expected = hmac.new(secret.encode(), body, digest).hexdigest()
+    return hmac.compare_digest(expected, given.strip().lower())
+
+
+def verified(push: dict | None, mode: str | None, topic: str | None, lease: str | None, reason: str | None,
+             now: float, settings: Settings) -> tuple[bool, dict | None]:
+    """A hub's verification of intent (§5.3) or denial (§5.2): (whether we agree, the subscription
+    to store then; None clears it). We agree only to what we asked for: a pending subscription
+    (or renewal) or unsubscription of the same topic, or a denial of one."""
+    if not push or not topic or topic != push.get("topic"):
+        return False, None
+    asked = push.get("state") == PENDING or push.get("renewing")
+    if mode == "subscribe" and asked:
+        seconds = int(lease) if lease and lease.isdigit() else settings.websub_lease_seconds
+        return True, {**push, "state": VERIFIED, "expires_at": now + max(60, seconds), "verified_at": now,
+                      "renewing": False, "reason": None}
+    if mode == "unsubscribe" and push.get("state") == UNSUBSCRIBING:
+        return True, None
+    if mode == "denied" and (asked or push.get("state") == VERIFIED):
+        return True, {**push, "state": DENIED, "renewing": False, "requested_at": now,
+                      "reason": f"denied by the hub: {reason}" if reason else "denied by the hub (no reason given)"}
+    return False, None

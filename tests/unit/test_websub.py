@@ -1,0 +1,107 @@
+"""WebSub's pure parts: discovery, when to ask the hub, the hub's verifications, signatures."""
+
+import hashlib
+import hmac
+
+import pytest
+
+from starfeed.settings import Settings
+from starfeed.websub.subscription import (discover, new_subscription, safety_check_at, signature_valid, verified,
+                                          wanted)
+
+SETTINGS = Settings(public_url="https://feeds.example")
+NOW = 1_800_000_000.0
+FEED = "https://blog.example/feed.xml"
+HUB = "https://hub.example/"
+
+
+@pytest.mark.parametrize("header, doc_hub, doc_self, found", [
+    (f'<{HUB}>; rel="hub", <{FEED}>; rel="self"', None, None, (HUB, FEED)),
+    (f'<{HUB}>; rel="hub"', None, "https://blog.example/other.xml", (HUB, "https://blog.example/other.xml")),
+    ('</hub>; rel="hub", <feed.xml>; rel="self"', None, None, ("https://blog.example/hub", FEED)),  # relative
+    (f'<{HUB}>; rel="hub self"', None, None, (HUB, HUB)),
+    (None, HUB, FEED, (HUB, FEED)), (None, HUB, None, None), (None, None, FEED, None),
+    ('<javascript:alert(1)>; rel="hub"', None, FEED, None), ("garbage", None, None, None)])
+def test_discovery_takes_the_link_header_first_then_the_document(header, doc_hub, doc_self, found):
+    assert discover(header, doc_hub, doc_self, FEED) == found
+
+
+def test_when_the_hub_is_asked():
+    push, _ = new_subscription(HUB, FEED, NOW)
+    assert wanted(None, (HUB, FEED), NOW, SETTINGS) == "new" and wanted(push, None, NOW, SETTINGS) is None
+    assert wanted(push, (HUB, FEED), NOW + 3600, SETTINGS) is None  # pending: the hub verifies soon
+    assert wanted(push, (HUB, FEED), NOW + 86400, SETTINGS) == "again"  # it never did
+    assert wanted(push, ("https://other-hub.example/", FEED), NOW, SETTINGS) == "moved"
+    live = {**push, "state": "verified", "expires_at": NOW + 10 * 86400}
+    assert wanted(live, (HUB, FEED), NOW, SETTINGS) is None
+    assert wanted(live, (HUB, FEED), NOW + 8 * 86400 + 1, SETTINGS) == "renew"
+    denied = {**push, "state": "denied"}
+    assert wanted(denied, (HUB, FEED), NOW + 6 * 86400, SETTINGS) is None
+    assert wanted(denied, (HUB, FEED), NOW + 7 * 86400, SETTINGS) == "again"
+    assert wanted(None, (HUB, FEED), NOW, Settings(public_url="https://feeds.example", websub_subscribe=False)) is None
+
+
+def test_a_new_subscription_has_its_own_token_and_secret():
+    (one, secret_one), (two, secret_two) = new_subscription(HUB, FEED, NOW), new_subscription(HUB, FEED, NOW)
+    assert one["token"] != two["token"] and secret_one != secret_two
+    assert len(one["token"]) == 32 and len(secret_one) == 64 and one["state"] == "pending"
+
+
+def test_the_callback_agrees_only_to_what_was_asked():
+    pending, _ = new_subscription(HUB, FEED, NOW)
+    agree, push = verified(pending, "subscribe", FEED, "3600", None, NOW, SETTINGS)
+    assert agree and push["state"] == "verified" and push["expires_at"] == NOW + 3600
+    assert verified(push, "subscribe", FEED, "3600", None, NOW, SETTINGS) == (False, None)  # not asked again
+    assert verified(pending, "subscribe", "https://elsewhere.example/", "1", None, NOW, SETTINGS) == (False, None)
+    assert verified(pending, "unsubscribe", FEED, None, None, NOW, SETTINGS) == (False, None)
+    assert verified(None, "subscribe", FEED, None, None, NOW, SETTINGS) == (False, None)
+    assert verified({**pending, "state": "unsubscribing"}, "unsubscribe", FEED, None, None, NOW, SETTINGS) == (True, None)
+    agree, denied = verified(pending, "denied", FEED, None, "spam", NOW, SETTINGS)
+    assert agree and denied["state"] == "denied" and denied["reason"] == "denied by the hub: spam"
+    _, odd = verified(pending, "subscribe", FEED, "ten days", None, NOW, SETTINGS)  # not a number: ours
+    assert odd["expires_at"] == NOW + SETTINGS.websub_lease_seconds
+
+
+@pytest.mark.parametrize("method", ["sha1", "sha256", "sha384", "sha512"])
+def test_a_signature_over_the_exact_body_is_valid(method):
+    body, secret = b"<rss>\xff\x00</rss>", "k" * 64
+    signature = f"{method}={hmac.new(secret.encode(), body, getattr(hashlib, method)).hexdigest()}"
+    assert signature_valid(signature, secret, body)
+    assert signature_valid(signature.upper().replace(method.upper(), method), secret, body)  # hex in capitals
+    assert not signature_valid(signature, secret, body + b" ")
+    assert not signature_valid(signature, "other", body)
+
+
+@pytest.mark.parametrize("header", [None, "", "sha256", "md5=" + "0" * 32, "sha256=", "=abc", "sha256=zz"])
+def test_anything_else_is_not_a_signature(header):
+    assert not signature_valid(header, "secret", b"body")
+    assert not signature_valid("sha256=" + hmac.new(b"secret", b"body", hashlib.sha256).hexdigest(), None, b"body")
+
+
+def test_a_verified_feed_is_polled_daily_and_before_its_lease_needs_renewing():
+    push = {"expires_at": NOW + 10 * 86400}
+    assert safety_check_at(push, NOW, NOW + 600, SETTINGS) == NOW + 86400  # sooner schedules wait a day
+    assert safety_check_at(push, NOW, NOW + 3 * 86400, SETTINGS) == NOW + 3 * 86400  # rarer ones stay
+    assert safety_check_at(push, NOW, NOW + 30 * 86400, SETTINGS) == NOW + 8 * 86400  # the renewal first
+    short = {"expires_at": NOW + 3600}  # a hub that grants an hour
+    assert safety_check_at(short, NOW, None, SETTINGS) == NOW + SETTINGS.min_interval
+
+
+@pytest.mark.parametrize("body", [
+    b'<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><link rel="hub" href="https://hub.example/"/>'
+    b'<link rel="self" href="https://blog.example/feed.xml"/><entry><id>1</id><title>x</title></entry></feed>',
+    b'{"version": "https://jsonfeed.org/version/1.1", "title": "t", "feed_url": "https://blog.example/feed.xml",'
+    b' "hubs": [{"type": "rssCloud", "url": "https://cloud.example/"}, {"type": "WebSub", "url": "https://hub.example/"}],'
+    b' "items": []}'])
+def test_a_document_names_its_hub_and_self_url(body):
+    from starfeed.parse.feed import parse_feed
+
+    parsed = parse_feed(body, FEED)
+    assert (parsed.hub, parsed.self_url) == (HUB, FEED)
+
+
+def test_a_callback_on_loopback_is_offered_only_to_a_hub_on_loopback():
+    local = Settings(public_url="http://127.0.0.1:3000")
+    assert wanted(None, (HUB, FEED), NOW, local) is None  # make run without a tunnel
+    assert wanted(None, ("http://127.0.0.1:4444/hub", FEED), NOW, local) == "new"
+    assert wanted(None, (HUB, FEED), NOW, Settings(public_url="https://tunnel.example")) == "new"
