@@ -167,6 +167,21 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         restored = api_call(stack, "POST", "/api/v1/feeds", {"url": deframed.url})
         assert json.loads(restored["body"])["outcome"] == "restored"
         stack.drain()
+        # A backfilled history older than the retention period: its day is named for the aggregate,
+        # whose walk reads it at the end of the days it has (a page of the year 2020, a render
+        # that shows every entry of today).
+        add_source(storage, origin.serve("/iam-history.xml", Reply(200, rss(("ih1", "History"), newest=1735689600))),
+                   hour_ago, backfill=1)
+        stack.run_cycle()
+        assert http_get(stack, f"/feed.json?before={encode_cursor('2020-01-01T00:00:00Z#x')}")["statusCode"] == 200
+        renderer = stack.functions["RendererFunction"].module
+        usual, renderer.storage = renderer.storage, Storage(replace(settings, entry_retention_days=0,
+                                                                    feed_item_limit=5000))
+        try:
+            storage.queues.send_render(["feed"])
+            stack.drain()
+        finally:
+            renderer.storage = usual
         # WebSub: a feed announcing a hub is subscribed to, verified at the callback, and pushed to.
         hub = Hub(storage.settings.public_url, api_url)
         topic = f"{origin.url}/iam-pushed.xml"

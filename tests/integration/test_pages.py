@@ -137,3 +137,17 @@ def test_a_configured_hub_is_announced_in_the_link_header(stack, monkeypatch):
     response = api.invoke(http_api_event("GET", "/feed.json", {}, b"", "198.51.100.7"))
     assert response["headers"]["Link"] == ('<http://feeds.test/feed.json>; rel="self", '
                                            '<https://hub.example/>; rel="hub"')
+
+
+def test_a_backfilled_history_older_than_the_retention_period_is_on_the_aggregate_s_pages(stack, storage, origin):
+    """Entries dated a year before they were stored stay as long as recent ones; a reader walking
+    the aggregate's pages reaches them too, after everything newer."""
+    year_ago = time.time() - 365 * 86400
+    items = [(f"hist-{n}", f"History {n}") for n in range(3)]
+    url = origin.serve("/history.xml", Reply(200, rss(*items, title="History", newest=year_ago)))
+    add_source(storage, url, time.time() - 3600, backfill=3)
+    stack.run_cycle()
+    everything = [(item["_starfeed"]["source"].get("feed_url"), item["id"])
+                  for page in walk(stack, "/feed.json") for item in page["items"]]
+    assert len(everything) == len(set(everything))
+    assert [uid for feed, uid in everything if feed == url] == [uid for uid, _ in items]

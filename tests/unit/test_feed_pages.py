@@ -164,17 +164,38 @@ def test_any_mix_of_sources_is_walked_the_same_both_ways(seed):
     there_and_back(store([e for e in entries if e.feed_id == "s0"], [source("s0")]), "s/s0/feed")
 
 
+class OldDays:
+    """The stats table's item of the days of backfilled histories, as Entries reads it."""
+
+    def __init__(self, days: list[str]):
+        self.days, self.reads = days, 0
+
+    def get_item(self, **key):
+        self.reads += 1
+        return {"Item": {"days": {"SS": self.days}}}
+
+
 def test_the_aggregate_walks_the_same_days_toward_older_and_newer_entries():
-    entries = Entries(None, Settings(entry_retention_days=30))
+    """The last 2 x retention days, then the old days of backfilled histories, read only when a
+    walk gets there."""
+    register = OldDays(["2025-01-05", "2026-03-01"])
+    entries = Entries(None, Settings(entry_retention_days=30), register)
     now = calendar.timegm((2026, 11, 21, 12, 0, 0))
-    older = entries._days_from("2026-11-19T08:00:00Z#x", False, now)
-    assert older[:2] == ["2026-11-19", "2026-11-18"] and older[-1] == "2026-10-22" and len(older) == 29
-    assert entries._days_from("2026-11-19T08:00:00Z#x", True, now) == ["2026-11-19", "2026-11-20", "2026-11-21"]
-    assert entries._days_from(None, False, now)[0] == "2026-11-21"  # the first page: from today
-    assert entries._days_from("2099-01-01T00:00:00Z#x", False, now)[0] == "2026-11-21"
-    assert entries._days_from("2099-01-01T00:00:00Z#x", True, now) == []
-    assert entries._days_from("1970-01-01T00:00:00Z#x", True, now)[0] == "2026-10-22"  # within the retention
-    assert entries._days_from("1970-01-01T00:00:00Z#x", False, now) == []
+
+    def days(cursor, forward):
+        return list(entries._days_from(cursor, forward, now))
+
+    assert next(iter(entries._days_from(None, False, now))) == "2026-11-21" and register.reads == 0
+    older = days("2026-11-19T08:00:00Z#x", False)
+    assert older[:2] == ["2026-11-19", "2026-11-18"] and older[-3:] == ["2026-09-22", "2026-03-01", "2025-01-05"]
+    assert len(older) == 59 + 2
+    assert days("2026-11-19T08:00:00Z#x", True) == ["2026-11-19", "2026-11-20", "2026-11-21"]
+    assert days("2099-01-01T00:00:00Z#x", False)[0] == "2026-11-21"
+    assert days("2099-01-01T00:00:00Z#x", True) == []
+    assert days("2026-03-01T08:00:00Z#x", False) == ["2026-03-01", "2025-01-05"]
+    assert days("2026-02-01T00:00:00Z#x", True)[:2] == ["2026-03-01", "2026-09-22"]
+    assert days("1970-01-01T00:00:00Z#x", True)[:3] == ["2025-01-05", "2026-03-01", "2026-09-22"]
+    assert days("1970-01-01T00:00:00Z#x", False) == []
 
 
 @pytest.mark.parametrize("target", ["s/a/feed", "feed"])

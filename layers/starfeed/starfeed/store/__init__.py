@@ -54,7 +54,7 @@ class Storage:
     def entries(self) -> "Entries":
         from starfeed.store.entries import Entries
 
-        return Entries(self.records, self.settings)
+        return Entries(self.records, self.settings, self._dynamodb)
 
     @cached_property
     def entry_lists(self) -> "EntryLists":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import calendar
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -32,13 +32,22 @@ class Upserted:
         return f"store: entry {position}: {reason}" + (f" (and {more} more)" if more else "")
 
 
+def _epoch_day(stamp: str) -> float:
+    return calendar.timegm(time.strptime(stamp[:10], "%Y-%m-%d"))
+
+
 def _stamp(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
+# The stats table's item naming the days, beyond the aggregate's walk, that hold entries: those
+# dated more than the retention period before they were first stored (a backfilled history).
+OLD_DAYS = "old-days"
+
+
 class Entries:
-    def __init__(self, records, settings: Settings):
-        self._records, self.settings = records, settings
+    def __init__(self, records, settings: Settings, dynamodb=None):
+        self._records, self.settings, self._db = records, settings, dynamodb
 
     def upsert(self, entries: list[Entry], now: float, collections: list[str] = (),
                announce: Callable[[list[Entry]], None] | None = None) -> Upserted:
@@ -92,7 +101,26 @@ class Entries:
         seen = entries[0].last_seen
         for uid in sighted:
             E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])
+        self._note_old_days([entry for entry, _ in new + changed])
         return Upserted([entry for entry, _ in new], refused)
+
+    def _note_old_days(self, entries: list[Entry]) -> None:
+        """The days of entries dated more than the retention period before they were first seen:
+        the aggregate walks them besides the last 2 × retention days (_days_from). One UpdateItem,
+        only for such entries."""
+        retention = self.settings.entry_retention_days * DAY
+        days = {e.sort_time[:10] for e in entries
+                if e.first_seen and _epoch_day(e.sort_time) < _epoch_day(e.first_seen) - retention}
+        if days and self._db is not None:
+            self._db.update_item(TableName=self.settings.stats_table, Key={"day": {"S": OLD_DAYS}},
+                                 UpdateExpression="ADD #days :days", ExpressionAttributeNames={"#days": "days"},
+                                 ExpressionAttributeValues={":days": {"SS": sorted(days)}})
+
+    def _old_days(self) -> list[str]:
+        if self._db is None:
+            return []
+        item = self._db.get_item(TableName=self.settings.stats_table, Key={"day": {"S": OLD_DAYS}}).get("Item", {})
+        return sorted(item.get("days", {}).get("SS", []))
 
     def known(self, feed_id: str, entry_uids: list[str]) -> set[str]:
         """Which of these entries are stored already."""
@@ -164,15 +192,26 @@ class Entries:
             condition = None
         return out
 
-    def _days_from(self, cursor: str | None, forward: bool, now: float) -> list[str]:
-        """The days of the retention period up to today, from the cursor's (or today) toward
-        older ones, or forward toward today: both walks see the same days, so a page reached
-        from either side holds the same entries."""
+    def _days_from(self, cursor: str | None, forward: bool, now: float) -> Iterator[str]:
+        """The days that may hold entries, from the cursor's (or today) toward older ones, or
+        forward toward today: both walks see the same days, so a page reached from either side
+        holds the same entries. Those are the last 2 × retention days (an entry is kept that long
+        after the later of its date and its first sighting), and, older, the days OLD_DAYS names,
+        read only when a walk gets there."""
         today = int(now // DAY)
-        oldest = today - self.settings.entry_retention_days
+        oldest = today - 2 * self.settings.entry_retention_days
         start = calendar.timegm(time.strptime(cursor[:10], "%Y-%m-%d")) // DAY if cursor else today
-        days = range(max(start, oldest), today + 1) if forward else range(min(start, today), oldest - 1, -1)
-        return [time.strftime("%Y-%m-%d", time.gmtime(day * DAY)) for day in days]
+
+        def named(day: int) -> str:
+            return time.strftime("%Y-%m-%d", time.gmtime(day * DAY))
+
+        if forward:
+            if start < oldest:
+                yield from (d for d in self._old_days() if named(start) <= d < named(oldest))
+            yield from (named(day) for day in range(max(start, oldest), today + 1))
+        else:
+            yield from (named(day) for day in range(min(start, today), oldest - 1, -1))
+            yield from (d for d in reversed(self._old_days()) if d < named(min(start + 1, oldest)))
 
     def with_link(self, link: str) -> list[Entry]:
         """The stored entries with this link, newest first (the same link may be in several feeds)."""
