@@ -14,6 +14,7 @@ from openapi_core import Config, OpenAPI
 from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
 
 from origin import Reply, rss
+from starfeed.fetch.job import fetch_source
 
 V1 = "/api/v1"
 
@@ -73,7 +74,7 @@ def test_the_openapi_document_is_generated_and_valid(api_url):
     assert "security" not in document and "securitySchemes" not in document["components"]
 
 
-def test_subscribe_walk_entries_and_fetch_one_and_its_raw_bytes(stack, api_url, openapi, origin):
+def test_subscribe_walk_entries_and_fetch_one_and_its_raw_bytes(stack, storage, api_url, openapi, origin):
     uids = [f"https://rest.example/post/{n}?p={n}" for n in range(23)]
     body = rss(*[(uid, f"Rest {n}") for n, uid in enumerate(uids)], title="Rest feed")
     url = origin.serve("/rest.xml", Reply(200, body, {"Content-Type": "application/rss+xml", "ETag": '"r1"'}))
@@ -87,7 +88,7 @@ def test_subscribe_walk_entries_and_fetch_one_and_its_raw_bytes(stack, api_url, 
     assert added.json()["outcome"] == "added" and '"Rest feed", 23 entries' in added.json()["found"]
     again = call(api_url, openapi, "POST", f"{V1}/feeds", json={"url": url})
     assert again.status_code == 200 and again.json()["outcome"] == "already subscribed"
-    stack.run_cycle()
+    fetch_source(storage, feed["id"])
 
     shown = call(api_url, openapi, "GET", f"{V1}/feeds/{feed['id']}").json()
     assert shown["state"] == "ok" and shown["stats"]["entry_count"] == 23 and shown["collections"] == ["rest"]
@@ -135,6 +136,23 @@ def test_errors_are_problems_a_person_can_act_on(stack, api_url, openapi):
              ("POST", f"{V1}/feeds", {"json": {"url": "http://x.test/f", "surprise": 1}}, 422, "body.surprise"),
              ("POST", f"{V1}/feeds", {"data": "{not json", "headers": {"Content-Type": "application/json"}}, 422,
               "")]
+    # Cursors crafted by hand: keys no page could have given, refused before any query.
+    from starfeed.serve.rest.paging import encode_cursor
+
+    for path, keys in ((f"{V1}/feeds", {"k": "feeds", "created_at": "abc", "id": "abcdef"}),
+                       (f"{V1}/entries", {"seen_day": "1990-01-01", "first_seen": "1990-01-01T00:00:00Z",
+                                          "feed_id": "abcdef", "entry_uid": "x"}),
+                       (f"{V1}/entries", {"seen_day": "2026-02-30", "first_seen": "2026-02-28T00:00:00Z",
+                                          "feed_id": "abcdef", "entry_uid": "x"}),
+                       (f"{V1}/entries", {"seen_day": time.strftime("%Y-%m-%d"), "first_seen": "then",
+                                          "feed_id": "abcdef", "entry_uid": "x"}),
+                       (f"{V1}/entries", {"seen_day": time.strftime("%Y-%m-%d"), "first_seen": "2026-11-26T00:00:00Z",
+                                          "feed_id": "abcdef", "entry_uid": "é" * 600})):
+        kind = keys.pop("k", path.rsplit("/", 1)[1])
+        cases.append(("GET", f"{path}?cursor={encode_cursor(kind, keys)}", {}, 400, "cursor is not a cursor"))
+    cases += [("PATCH", f"{V1}/feeds", {}, 405, "PATCH is not allowed here: this route takes GET, POST"),
+              ("POST", f"{V1}/feeds", {"json": {"url": "http://feeds.test/feed.xml"}}, 422,
+               "this starfeed's own URL")]
     for method, path, kwargs, status, words in cases:
         response = requests.request(method, f"{api_url}{path}", timeout=10, **kwargs)
         assert response.status_code == status, (path, response.text)
@@ -145,14 +163,14 @@ def test_errors_are_problems_a_person_can_act_on(stack, api_url, openapi):
     assert requests.put(f"{api_url}/feed.xml", timeout=10).status_code == 404
 
 
-def test_remove_and_refetch_take_the_cli_s_path(stack, api_url, openapi, origin):
+def test_remove_and_refetch_take_the_cli_s_path(stack, storage, api_url, openapi, origin):
     url = origin.serve("/rest-gone.xml", Reply(200, rss(("g1", "Gone soon"))))
     feed = call(api_url, openapi, "POST", f"{V1}/feeds", json={"url": url, "backfill": 1}).json()["feed"]
-    stack.run_cycle()
+    fetch_source(storage, feed["id"])
+    assert storage.sources.get(feed["id"]).next_check_at > time.time()
     refetch = call(api_url, openapi, "POST", f"{V1}/feeds/{feed['id']}/refetch")
     assert refetch.status_code == 202
-    assert stack.tick()["leased"] >= 1  # due now: the next run fetches it
-    stack.drain()
+    assert storage.sources.get(feed["id"]).next_check_at <= time.time()  # due now: the next run fetches it
 
     removed = call(api_url, openapi, "DELETE", f"{V1}/feeds/{feed['id']}")
     assert removed.status_code == 200 and removed.json()["state"] == "removed" and removed.json()["removed_at"]
@@ -182,7 +200,7 @@ def test_a_request_without_iam_authorization_is_refused_by_the_function(stack):
     assert not route_for(routes, "GET", "/feed.xml").iam and route_for(routes, "POST", "/feed.xml") is None
 
 
-def test_schemathesis_finds_no_answer_that_breaks_the_document(stack, api_url, origin, tmp_path):
+def test_schemathesis_finds_no_answer_that_breaks_the_document(stack, storage, api_url, origin, tmp_path):
     """Generated requests to every route but subscribing (it fetches what it is given): each
     answer must match the document, and none may be a 5xx."""
     import subprocess
@@ -190,20 +208,21 @@ def test_schemathesis_finds_no_answer_that_breaks_the_document(stack, api_url, o
     from pathlib import Path
 
     url = origin.serve("/fuzzed.xml", Reply(200, rss(("f1", "Fuzzed one"), ("f2", "Fuzzed two"))))
-    requests.post(f"{api_url}{V1}/feeds", json={"url": url, "backfill": 2}, timeout=30)
-    stack.run_cycle()
+    feed = requests.post(f"{api_url}{V1}/feeds", json={"url": url, "backfill": 2}, timeout=30).json()["feed"]
+    fetch_source(storage, feed["id"])
     config = Path(__file__).parent.parent / "data" / "schemathesis.toml"
     command = [str(Path(sys.executable).with_name("schemathesis")), "--config-file", str(config), "run",
                f"{api_url}{V1}/openapi.json",
                "--url", api_url, "--checks", "all", "--exclude-operation-id", "subscribe",
-               "--max-examples", "25", "--seed", "1", "--max-time", "30", "--workers", "2",
+               "--max-examples", "25", "--seed", "1", "--max-time", "20", "--workers", "2",
                "--report-dir", str(tmp_path)]
     run = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)  # its cache there
+    requests.delete(f"{api_url}{V1}/feeds/{feed['id']}", timeout=10)  # refetched: due, at an origin about to go
     failures = run.stdout[run.stdout.find("FAILURES"):]
     assert run.returncode == 0, re.sub(r"(%[0-9A-F]{2}){60,}", "…", failures)[:8000] + run.stderr[-2000:]
 
 
-def test_the_cli_signs_its_requests_and_prints_the_answer(stack, api_url, origin, capsys, monkeypatch):
+def test_the_cli_signs_its_requests_and_prints_the_answer(stack, storage, api_url, origin, capsys, monkeypatch):
     from conftest import run_cli
 
     monkeypatch.setenv("STARFEED_PUBLIC_URL", api_url)
@@ -211,7 +230,7 @@ def test_the_cli_signs_its_requests_and_prints_the_answer(stack, api_url, origin
     code, out, err = run_cli(capsys, "api", "POST", "feeds", "--data", json.dumps({"url": url, "backfill": 1}))
     assert code == 0, err
     feed = json.loads(out)["feed"]
-    stack.run_cycle()
+    fetch_source(storage, feed["id"])
     code, out, _ = run_cli(capsys, "api", "GET", f"/api/v1/feeds/{feed['id']}/entries")
     assert code == 0 and [e["title"] for e in json.loads(out)["entries"]] == ["By the CLI"]
     code, out, err = run_cli(capsys, "api", "GET", "/feeds/abcdef999")
@@ -251,3 +270,19 @@ def test_the_bridge_answers_the_rest_api_to_loopback_callers_only(stack):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_feed_subscribed_already_joins_collections_and_says_what_it_kept(stack, storage, api_url, openapi, origin):
+    url = origin.serve("/rest-again.xml", Reply(200, rss(("a1", "Again"))))
+    first = call(api_url, openapi, "POST", f"{V1}/feeds", json={"url": url, "check": False}).json()["feed"]
+    # The same feed, spelled otherwise, with options.
+    shouted = url.replace("http://", "HTTP://") + "#top"
+    again = call(api_url, openapi, "POST", f"{V1}/feeds",
+                 json={"url": shouted, "collections": ["later"], "deframe": True, "check": False})
+    assert again.status_code == 200 and again.json()["outcome"] == "already subscribed"
+    assert again.json()["feed"]["id"] == first["id"] and again.json()["feed"]["collections"] == ["later"]
+    assert again.json()["joined"] == ["later"]
+    assert again.json()["not_applied"] == ["deframe (`starfeed source deframe ID on`)"]
+    head = requests.head(f"{api_url}{V1}/feeds/{first['id']}", timeout=10)
+    assert head.status_code == 200 and head.content == b"" and head.headers["Content-Type"] == "application/json"
+    requests.delete(f"{api_url}{V1}/feeds/{first['id']}", timeout=10)  # never fetched: due, at an origin about to go

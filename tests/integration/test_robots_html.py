@@ -87,3 +87,5 @@ def test_autodiscovery_and_website_subscriptions_honour_robots_txt(stack, storag
     code, out, err = run_cli(capsys, "source", "add", shown)
     assert code == 0, err
     assert "added " in out and feed in out
+    source_id = out.split()[1]
+    assert run_cli(capsys, "source", "remove", source_id)[0] == 0  # due, at an origin about to go

@@ -31,8 +31,9 @@ def new_source(url: str, now: float, collections: list[str] | None = None, *, ki
     --no-root-domain`: left empty; `starfeed root-domain set` gives one later)."""
     url = url.strip()
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise BadSource(f"not an http(s) URL: {url!r}")
+    url = spelled(url)
     if len(url.encode("utf-8", "surrogatepass")) > PARTITION_KEY_BYTES:
         raise BadSource(f"a URL of {len(url.encode('utf-8', 'surrogatepass')):,} bytes is longer than "
                         f"starfeed can index ({PARTITION_KEY_BYTES:,})")
@@ -47,6 +48,19 @@ def new_source(url: str, now: float, collections: list[str] | None = None, *, ki
                   collections=list(collections or []), kind=kind,
                   enforce_feed_domain=enforce_feed_domain, backfill=backfill, deframe=deframe,
                   root_domain=None if no_root_domain else root_domain_of(url) or None)
+
+
+def spelled(url: str) -> str:
+    """A feed's URL in one spelling, so that HTTP://Example.com/feed#top and http://example.com/feed
+    are one subscription: fetch.guard's canonical form (scheme and host in lower case, IDNA,
+    no default port, no fragment). A URL with credentials keeps them as typed, fragment aside."""
+    from starfeed.fetch.guard import Refused, canonical
+
+    try:
+        target = canonical(url)
+    except Refused as exc:
+        raise BadSource(f"{url}: {exc}") from None
+    return url.split("#", 1)[0] if target.userinfo else target.url
 
 
 GITHUB_COLLECTION = "github"  # every followed GitHub account joins it; its feed is seed 000's

@@ -77,6 +77,8 @@ class Subscription:
     outcome: str
     source: Source | None
     checked: Checked | None = None  # None with no_check, or when the URL was subscribed already
+    joined: list[str] = field(default_factory=list)  # collections a source subscribed already joined
+    not_applied: list[str] = field(default_factory=list)  # options a source subscribed already kept as it was
 
 
 def subscribe_url(storage: Storage, url: str, now: float, *, collections: list[str] | None = None,
@@ -89,11 +91,16 @@ def subscribe_url(storage: Storage, url: str, now: float, *, collections: list[s
     due now. Raises Refused with the reason."""
     kind = Kind.WEBSITE if website else Kind.FEED
     try:
-        new_source(url, 0, collections, kind=kind, backfill=backfill, no_root_domain=True)
+        url = new_source(url, 0, collections, kind=kind, backfill=backfill, no_root_domain=True).url
     except BadSource as exc:
         raise Refused(str(exc)) from None
-    if (existing := subscribed(storage, [url]).get(url.strip())) is not None:
-        return _found(storage, existing, now)
+    base = storage.settings.public_url.rstrip("/")
+    if base and (url == base or url.startswith(base + "/")):
+        raise Refused(f"{url} is this starfeed's own URL: subscribing would feed starfeed its own entries")
+    asked = {"collections": collections or [], "website": website, "backfill": backfill,
+             "enforce_domain": enforce_domain, "no_root_domain": no_root_domain, "deframe": deframe}
+    if (existing := subscribed(storage, [url]).get(url)) is not None:
+        return _found(storage, existing, now, asked)
     checked = None
     if not no_check:
         checked = check(url, storage.settings, pick, website=website, backfill=backfill)
@@ -106,16 +113,36 @@ def subscribe_url(storage: Storage, url: str, now: float, *, collections: list[s
     except BadSource as exc:
         raise Refused(str(exc)) from None
     if not created:
-        return _found(storage, source, now)
+        return _found(storage, source, now, asked, checked)
     request_renders(storage)
     return Subscription("added", source, checked)
 
 
-def _found(storage: Storage, source: Source, now: float) -> Subscription:
-    """A URL subscribed already; asking for a removed one again undoes the remove."""
-    if source.deleted_at is None:
-        return Subscription("already subscribed", source)
-    return Subscription("restored", restore(storage, source.source_id, now))
+def _found(storage: Storage, source: Source, now: float, asked: dict, checked: Checked | None = None,
+           render: bool = True) -> Subscription:
+    """A URL subscribed already; asking for a removed one again undoes the remove. It joins the
+    collections asked for that it was not in (its feeds rendered again unless render is False: an
+    import asks once for all); the other options asked for stay as they were, and are named, with
+    the command that changes each."""
+    outcome = "already subscribed"
+    if source.deleted_at is not None:
+        source, outcome = restore(storage, source.source_id, now), "restored"
+    joined = [c for c in asked["collections"] if c not in source.collections]
+    if joined:
+        source.collections = [*source.collections, *joined]
+        storage.sources.change(source.source_id, {"collections": source.collections})
+        for collection in joined:
+            storage.collections.join(collection, source.source_id, has_entries=True)
+        if render:
+            request_renders(storage, targets_for(source))
+    kept = {"deframe": (asked.get("deframe") and not source.deframe, "`starfeed source deframe ID on`"),
+            "website": (asked.get("website") and source.kind != Kind.WEBSITE, "remove it and subscribe again"),
+            "enforce_domain": (asked.get("enforce_domain") and not source.enforce_feed_domain, "not changeable"),
+            "backfill": (asked.get("backfill", 0) > 0, "only a first fetch backfills"),
+            "no_root_domain": (asked.get("no_root_domain") and source.root_domain is not None,
+                               "`starfeed root-domain clear ID`")}
+    return Subscription(outcome, source, checked, joined,
+                        [f"{name} ({how})" for name, (ignored, how) in kept.items() if ignored])
 
 
 def _robots_allow(url: str, settings: Settings) -> None:
@@ -350,15 +377,8 @@ def import_known(storage: Storage, feed: OpmlFeed, existing: dict[str, Source], 
     source = existing.get(feed.url.strip())
     if source is None:
         return None
-    restored = source.deleted_at is not None
-    if restored:  # subscribing again undoes a remove
-        source = restore(storage, source.source_id, time.time())
-    joined = [c for c in feed.collections if c not in source.collections]
-    if joined:
-        source.collections = [*source.collections, *joined]
-        storage.sources.change(source.source_id, {"collections": source.collections})
-        for collection in joined:
-            storage.collections.join(collection, source.source_id, has_entries=True)
+    done = _found(storage, source, time.time(), {"collections": feed.collections}, render=False)
+    restored, source, joined = done.outcome == "restored", done.source, done.joined
     text = f"{source.source_id} {source.url}" + (", restored: it had been removed" if restored else "") \
         + (f", now also in {', '.join(joined)}" if joined else "")
     return Imported("added" if restored else "already subscribed", text,

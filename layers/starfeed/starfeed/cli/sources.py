@@ -110,12 +110,14 @@ def _add(args) -> None:
             print(f"subscribing to the first; choose another with --pick N (1-{len(checked.feeds)})")
     if done.outcome == "listed":
         return  # --pick alone: the page's feeds are listed, nothing is subscribed
-    if done.outcome == "already subscribed":
-        print(f"already subscribed: {source.source_id} {source.url}")
-        return
-    if done.outcome == "restored":
-        print(f"restored {source.source_id} {source.url}: it had been removed; due now, and served again"
+    if done.outcome in ("already subscribed", "restored"):
+        print(f"already subscribed: {source.source_id} {source.url}" if done.outcome == "already subscribed" else
+              f"restored {source.source_id} {source.url}: it had been removed; due now, and served again"
               + ("" if source.enabled else " once enabled (`starfeed source enable ID`): it is disabled"))
+        if done.joined:
+            print(f"now also in {', '.join(done.joined)}")
+        if done.not_applied:
+            print(f"kept as it was: {'; '.join(done.not_applied)}")
         return
     print(f"added {source.source_id} {source.url}")
     print(f"root domain: {source.root_domain}" if source.root_domain else

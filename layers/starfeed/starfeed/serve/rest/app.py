@@ -82,8 +82,8 @@ class RestApi:
             event = app.current_event
             allowed = allowed_methods(json.loads(self.openapi_document)["paths"], event.path)
             if allowed and event.http_method not in allowed:
-                response = problem(405, f"{event.http_method} is not a method of this route: "
-                                        f"{', '.join(allowed)} are", event.path)
+                response = problem(405, f"{event.http_method} is not allowed here: this route takes "
+                                        f"{', '.join(allowed)}", event.path)
                 response.headers["Allow"] = ", ".join(allowed)
                 return response
             return problem(404, f"no such route: GET {V1}/openapi.json lists them", event.path)
@@ -103,5 +103,9 @@ class RestApi:
         if not authorized(event):
             return FORBIDDEN
         event = {**event, "rawPath": routed_path(event.get("rawPath") or "/")}
+        http = (event.get("requestContext") or {}).get("http") or {}
+        if http.get("method") == "HEAD":  # RFC 9110 §9.3.2: GET's answer without its body
+            event["requestContext"] = {**event["requestContext"], "http": {**http, "method": "GET"}}
+            return {**self.app.resolve(event, context), "body": "", "isBase64Encoded": False}
         return self.app.resolve(event, context)
 

@@ -14,7 +14,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from starfeed.parse.normalize import rfc3339
-from starfeed.serve.rest.feeds import Cursor, Limit, Moment, cursor_keys, stamp
+from starfeed.serve.rest.feeds import FEED_ID, STAMP, Cursor, Limit, Moment, cursor_keys, fits_key, is_day, stamp
 from starfeed.serve.rest.models import Entry, EntryPage
 from starfeed.serve.rest.paging import encode_cursor, link_header, page_url
 from starfeed.serve.rest.problems import ApiProblem, responses
@@ -46,7 +46,11 @@ def router(storage: Storage) -> Router:
         horizon = now - (storage.settings.entry_retention_days + 1) * DAY
         # Nothing older is stored: a page never walks the days before the retention period.
         start = max(stamp(since) or rfc3339(now - DAY), rfc3339(horizon))
-        after = cursor_keys(cursor, "entries", ("seen_day", "first_seen", "feed_id", "entry_uid"))
+        # A page starts no earlier than `since`'s day, and no query walks the days before it.
+        after = cursor_keys(cursor, "entries", ("seen_day", "first_seen", "feed_id", "entry_uid"), lambda keys: (
+            is_day(keys["seen_day"]) and start[:10] <= keys["seen_day"] <= rfc3339(now)[:10]
+            and STAMP.match(keys["first_seen"]) is not None and FEED_ID.match(keys["feed_id"]) is not None
+            and fits_key(keys["entry_uid"])))
         page = storage.entry_lists.first_seen_since(start, limit, after, now)
         next_url = page.after and page_url(base, f"{V1}/entries", {
             "since": start, "limit": limit, "cursor": encode_cursor("entries", page.after)})
@@ -58,7 +62,7 @@ def router(storage: Storage) -> Router:
                 "included); feed_id picks among feeds that share it, else the newest copy",
                 responses=responses({200: Entry}, 404, 422))
     def one_entry(entry_uid: Annotated[str, Path(max_length=SORT_KEY_BYTES)],
-                  feed_id: Annotated[str | None, Query(pattern=r"^[0-9a-f]{6,64}$")] = None) -> Entry:
+                  feed_id: Annotated[str | None, Query(pattern=FEED_ID.pattern)] = None) -> Entry:
         copies = []
         for uid in dict.fromkeys((unquote(entry_uid), entry_uid)):  # see app.py: the path arrives decoded or not
             if 0 < len(uid.encode("utf-8", "surrogatepass")) <= SORT_KEY_BYTES:  # the table's range key

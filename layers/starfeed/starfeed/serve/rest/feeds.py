@@ -3,7 +3,9 @@ is the package function `starfeed source …` calls (starfeed/subscribe.py)."""
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Annotated
 
@@ -17,8 +19,11 @@ from starfeed.serve.rest.paging import CURSOR_BYTES, BadCursor, decode_cursor, e
 from starfeed.serve.rest.problems import ApiProblem, responses
 from starfeed.serve.rest.views import V1, entry_view, feed_view
 from starfeed.store import Storage
+from starfeed.store.limits import SORT_KEY_BYTES
 
-FeedId = Annotated[str, Path(pattern=r"^[0-9a-f]{6,64}$", description="a feed's id, as GET /feeds lists it")]
+FEED_ID = re.compile(r"^[0-9a-f]{6,64}$")
+STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+FeedId = Annotated[str, Path(pattern=FEED_ID.pattern, description="a feed's id, as GET /feeds lists it")]
 Limit = Annotated[int, Query(ge=1, le=PAGE_LIMIT)]
 Cursor = Annotated[str | None, Query(max_length=CURSOR_BYTES, description="the `next` of the page before")]
 Moment = Annotated[str | None, Query(
@@ -39,13 +44,38 @@ def stamp(moment: str | None) -> str | None:
     return parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def cursor_keys(cursor: str | None, kind: str, names: tuple[str, ...]) -> dict[str, str] | None:
+def cursor_keys(cursor: str | None, kind: str, names: tuple[str, ...],
+                valid: Callable[[dict[str, str]], bool] = lambda keys: True) -> dict[str, str] | None:
+    """The keys a page's cursor holds. A cursor is read as hostile: keys it could not have come
+    from (valid() says) are refused like an unreadable one, before they reach a query."""
     if cursor is None:
         return None
     try:
-        return decode_cursor(cursor, kind, names)
+        keys = decode_cursor(cursor, kind, names)
+        if not valid(keys):
+            raise BadCursor(f"cursor is not a cursor of this list: take it from the `next` of a page of {kind}")
     except BadCursor as exc:
         raise ApiProblem(400, str(exc)) from None
+    return keys
+
+
+def fits_key(value: str) -> bool:
+    """Short enough for a DynamoDB range key (an entry's uid, a sort key)."""
+    return len(value.encode("utf-8", "surrogatepass")) <= SORT_KEY_BYTES
+
+
+def is_day(value: str) -> bool:
+    try:
+        return bool(datetime.strptime(value, "%Y-%m-%d"))
+    except ValueError:
+        return False
+
+
+def _is_float(value: str) -> bool:
+    try:
+        return float(value) >= 0
+    except ValueError:
+        return False
 
 
 def router(storage: Storage) -> Router:
@@ -65,7 +95,8 @@ def router(storage: Storage) -> Router:
     @routes.get(f"{V1}/feeds", summary="Every feed (removed ones left out), oldest subscription first",
                 responses=responses({200: FeedPage}, 400, 422))
     def list_feeds(limit: Limit = 50, cursor: Cursor = None) -> Response[FeedPage]:
-        after = cursor_keys(cursor, "feeds", ("created_at", "id"))
+        after = cursor_keys(cursor, "feeds", ("created_at", "id"),
+                            lambda keys: FEED_ID.match(keys["id"]) is not None and _is_float(keys["created_at"]))
         sources = sorted((s for s in storage.sources.all() if s.deleted_at is None),
                          key=lambda s: (s.created_at, s.source_id))
         if after:
@@ -103,7 +134,8 @@ def router(storage: Storage) -> Router:
                           found=found(inspection) if inspection else None,
                           first_fetch=first_fetch(inspection, new.backfill) if inspection else None,
                           discovered=[{"url": f.url, "kind": f.kind, "title": f.title}
-                                      for f in (done.checked.feeds if done.checked else [])])
+                                      for f in (done.checked.feeds if done.checked else [])],
+                          joined=done.joined, not_applied=done.not_applied)
         created = done.outcome == "added"
         headers = {"Location": f"{base.rstrip('/')}{V1}/feeds/{done.source.source_id}"}
         return Response(201 if created else 200, "application/json", body, headers)
@@ -130,7 +162,8 @@ def router(storage: Storage) -> Router:
     def feed_entries(feed_id: FeedId, since: Moment = None, until: Moment = None, limit: Limit = 50,
                      cursor: Cursor = None) -> Response[EntryPage]:
         existing(feed_id)
-        after = cursor_keys(cursor, "feed-entries", ("feed_id", "entry_uid", "sort_key"))
+        after = cursor_keys(cursor, "feed-entries", ("feed_id", "entry_uid", "sort_key"),
+                            lambda keys: fits_key(keys["entry_uid"]) and fits_key(keys["sort_key"]))
         if after and after["feed_id"] != feed_id:
             raise ApiProblem(400, "cursor is not a cursor of this list: it belongs to another feed's entries")
         page = storage.entry_lists.of_feed(feed_id, limit, stamp(since), stamp(until), after)

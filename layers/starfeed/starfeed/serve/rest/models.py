@@ -92,6 +92,9 @@ class Subscribed(BaseModel):
     found: str | None = Field(description="what the check found: format, title, entries")
     first_fetch: str | None = Field(description="what the first fetch keeps, and why it leaves the rest out")
     discovered: list[DiscoveredFeed] = Field(description="the feeds the HTML page announced, if it was one")
+    joined: list[str] = Field(description="a feed subscribed already: the collections it joined")
+    not_applied: list[str] = Field(description="a feed subscribed already: the options it kept as they were, "
+                                               "with how to change each")
 
 
 class Refetch(BaseModel):
