@@ -30,7 +30,7 @@ def stack(tmp_path_factory):
     # A fetch retries a network fault 3 times; the origins of tests gone by refuse at once, so the
     # pause between tries is short here (its schedule is tests/unit/test_fetch_http.py's to check).
     local = LocalStack({"STARFEED_PUBLIC_URL": "http://feeds.test", "STARFEED_ALLOW_PRIVATE_NETWORKS": "1",
-                        "STARFEED_RETRY_BACKOFF": "0.05"}, root=ROOT, state=state)
+                        "STARFEED_RETRY_BACKOFF": "0.05", "STARFEED_BACKFILL_PAUSE": "0"}, root=ROOT, state=state)
     yield local
     local.close()
 

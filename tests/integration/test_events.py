@@ -12,7 +12,8 @@ from starfeed.model import Source
 
 EVENT_FOR = {"scheduler.json": "SchedulerFunction", "fetcher.json": "FetcherFunction",
              "renderer.json": "RendererFunction", "api.json": "ApiFunction",
-             "enricher.json": "EnricherFunction", "rest.json": "RestFunction", "websub.json": "WebSubFunction"}
+             "enricher.json": "EnricherFunction", "rest.json": "RestFunction", "websub.json": "WebSubFunction",
+             "history.json": "HistoryFunction"}
 
 
 def test_every_event_file_has_a_function():
@@ -133,3 +134,18 @@ def test_a_hub_s_verification_event_is_answered_with_its_challenge_once(stack, s
     assert storage.sources.get(source_id).push["state"] == "verified"
     assert stack.functions["WebSubFunction"].invoke(event)["statusCode"] == 404  # verified already
     storage.sources.delete(source_id)
+
+
+def test_a_history_event_walks_its_source_s_feed(stack, storage, origin):
+    """events/history.json: a walk's first step, the feed itself, which links no archive here."""
+    event = load_event("history.json")
+    step = json.loads(event["Records"][0]["body"])
+    storage.sources.delete(step["source_id"])
+    url = origin.serve("/no-archive.xml", Reply(200, rss(("na1", "No archive"))))
+    storage.sources.add(Source(source_id=step["source_id"], url=url, created_at=time.time(),
+                               next_check_at=time.time() + 3600))
+    event["Records"][0]["body"] = json.dumps({**step, "url": url})
+    assert stack.functions["HistoryFunction"].invoke(event) == {"batchItemFailures": []}
+    history = storage.sources.get(step["source_id"]).history
+    assert history["state"] == "done" and "links no archive" in history["reason"]
+    storage.sources.delete(step["source_id"])

@@ -27,7 +27,7 @@ from starfeed.sources import add_source
 from starfeed.store import Storage
 
 FUNCTIONS = ("SchedulerFunction", "FetcherFunction", "RendererFunction", "ApiFunction", "EnricherFunction",
-             "RestFunction", "WebSubFunction")
+             "RestFunction", "WebSubFunction", "HistoryFunction")
 
 
 def make_due(storage, source_id):
@@ -163,6 +163,14 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         assert api_call(stack, "GET", urlsplit(raw).path)["statusCode"] == 200
         assert api_call(stack, "POST", f"/api/v1/feeds/{feed_id}/refetch")["statusCode"] == 202
         assert api_call(stack, "DELETE", f"/api/v1/feeds/{feed_id}")["statusCode"] == 200
+        # A history walked through the REST API: the feed, then its one archive document.
+        archived = origin.serve("/iam-arch/1.xml", Reply(200, rss(("ia1", "Archived"), newest=1717243200)))
+        current = rss(("ia2", "Current"), extra=f'<atom:link rel="prev-archive" href="{archived}"/>').replace(
+            b'<rss version="2.0">', b'<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">')
+        walked = add_source(storage, origin.serve("/iam-arch/feed.xml", Reply(200, current)), hour_ago, ["iam"])[0]
+        assert api_call(stack, "POST", f"/api/v1/feeds/{walked.source_id}/backfill")["statusCode"] == 202
+        stack.drain()
+        assert storage.sources.get(walked.source_id).history["entries"] == 1
         assert main(["source", "remove", deframed.source_id]) == 0
         restored = api_call(stack, "POST", "/api/v1/feeds", {"url": deframed.url})
         assert json.loads(restored["body"])["outcome"] == "restored"

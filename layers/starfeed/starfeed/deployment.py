@@ -18,7 +18,7 @@ OUTPUT_SETTINGS = {
     "RenderQueueUrl": "RENDER_QUEUE_URL", "HostsTableName": "HOSTS_TABLE", "StatsTableName": "STATS_TABLE",
     "GitHubTokenStore": "STARFEED_GITHUB_TOKEN_STORE", "GitHubTokenName": "STARFEED_GITHUB_TOKEN_NAME",
     "GitHubApiUrl": "STARFEED_GITHUB_API_URL", "EnrichQueueUrl": "ENRICH_QUEUE_URL", "Analyzer": "STARFEED_ANALYZER",
-    "EventBusName": "EVENT_BUS_NAME", "ApiUrl": "STARFEED_PUBLIC_URL",
+    "EventBusName": "EVENT_BUS_NAME", "ApiUrl": "STARFEED_PUBLIC_URL", "HistoryQueueUrl": "HISTORY_QUEUE_URL",
     "AnalyzerDailyCalls": "STARFEED_ANALYZER_DAILY_CALLS", "AnalyzerDailyTokens": "STARFEED_ANALYZER_DAILY_TOKENS"}
 
 

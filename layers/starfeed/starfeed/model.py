@@ -100,6 +100,9 @@ class Source:
     # last_push_at}; the secret apart, never shown.
     push: dict | None = None
     push_secret: str | None = None
+    # The walk of its archive (fetch/history.py): {state, documents, entries, reason, at,
+    # started_at, finished_at}; None when never asked for.
+    history: dict | None = None
     language: str | None = None  # as the feed declares it (RSS <language>, xml:lang, JSON Feed)
     # Conditional GET validators.
     etag: str | None = None
@@ -187,6 +190,8 @@ class Entry:
     warnings: list[str] = field(default_factory=list)
     # Seed 004: what the analyzer made of it (enrich/analysis.AnalyzerResult as a dict), or None.
     analyzer_result: dict | None = None
+    # Imported from the feed's archive (fetch/history.py), not seen new: no event, no analysis.
+    backfilled: bool = False
 
     @property
     def sort_time(self) -> str:

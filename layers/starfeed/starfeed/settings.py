@@ -29,6 +29,7 @@ class Settings:
     fetch_queue_url: str = ""
     render_queue_url: str = ""
     enrich_queue_url: str = ""
+    history_queue_url: str = ""
     event_bus_name: str = ""  # NewEntry events (seed 003 §9.1); none are sent without one
     region: str = "us-east-1"
     # None means the real AWS endpoints; the local stack points this at moto.
@@ -43,6 +44,11 @@ class Settings:
     websub_lease_seconds: int = 10 * 86400  # the lease asked for; the hub may grant another
     websub_renew_before: int = 2 * 86400  # renewed when less is left
     websub_max_body: int = 2 * 1024 * 1024  # a pushed document larger than this is refused (413)
+    # A source's history (RFC 5005 archives, fetch/history.py): how far one walk goes, and the
+    # pause between its documents (the walk goes slowly, beside the polling).
+    backfill_max_docs: int = 50
+    backfill_max_entries: int = 5000
+    backfill_pause: int = 5
 
     # Scheduling (seconds). Seed 003 §6.1 defaults.
     default_interval: int = 900
@@ -182,6 +188,7 @@ _RESOURCE_ENV = {
     "fetch_queue_url": "FETCH_QUEUE_URL",
     "render_queue_url": "RENDER_QUEUE_URL",
     "enrich_queue_url": "ENRICH_QUEUE_URL",
+    "history_queue_url": "HISTORY_QUEUE_URL",
     "event_bus_name": "EVENT_BUS_NAME",
 }
 

@@ -206,6 +206,26 @@ def resume_analysis(storage: Storage, source: Source | None) -> int:
     return len(pending)
 
 
+def start_history(storage: Storage, source_id: str, now: float) -> Source:
+    """RFC 5005: walk the source's archive once (fetch/history.py), through the history queue;
+    refused for a source that is not live, or whose walk is under way (less than a day old)."""
+    from starfeed.fetch.history import first_step
+
+    source = _existing(storage, source_id)
+    if not source.live:
+        raise Refused(f"{source_id} is {'removed' if source.deleted_at is not None else 'disabled'}: "
+                      "its history is walked once it is fetched again")
+    running = source.history or {}
+    if running.get("state") in ("queued", "walking") and now - (running.get("at") or 0) < 86400:
+        raise Refused(f"{source_id}'s history is being walked already ({running.get('documents', 0)} documents, "
+                      f"{running.get('entries', 0)} entries so far): `starfeed source show {source_id}` follows it")
+    source.history = {"state": "queued", "documents": 0, "entries": 0, "reason": None, "at": now, "started_at": now,
+                      "walked": running.get("walked", [])}
+    storage.sources.change(source_id, {"history": source.history})
+    storage.queues.send_history(first_step(source))
+    return source
+
+
 PROMPT_MAX_CHARS = 16_000  # a source's own prompt is stored on its item (400 KB at most)
 
 

@@ -41,6 +41,9 @@ def add_commands(commands) -> None:
     add.add_argument("--no-root-domain", action="store_true",
                      help="leave its root domain empty instead of taking it from the URL (seed 004; "
                           "`starfeed root-domain set` gives one later)")
+    add.add_argument("--history", action="store_true",
+                     help="also import the feed's archive (RFC 5005 rel=prev-archive or rel=next), once, "
+                          "whatever its dates")
     add.add_argument("--deframe", action="store_true",
                      help="analyze each new entry (seed 004): a deframed title, a neutral summary, the "
                           "facts and a framing score, served in its feeds")
@@ -81,6 +84,10 @@ def add_commands(commands) -> None:
     which.add_argument("file", nargs="?", help="a UTF-8 text file holding the prompt")
     which.add_argument("--clear", action="store_true", help="back to the default prompt")
     prompt.set_defaults(action=_prompt)
+    backfill = source.add_parser("backfill", help="import the feed's archive once (RFC 5005), whatever its "
+                                 "dates: `source list` shows how far it got")
+    backfill.add_argument("id")
+    backfill.set_defaults(action=_backfill)
     remove = source.add_parser("remove", help="unsubscribe: never fetched or served again, kept until "
                                "purged (restore undoes it)")
     remove.add_argument("id")
@@ -128,6 +135,21 @@ def _add(args) -> None:
         print(f"found: {found(checked.inspection)}")
         print(f"first fetch: {first_fetch(checked.inspection, args.backfill)}")
     print("due now: the next scheduler run fetches it" + (" (not checked: --no-check)" if args.no_check else ""))
+    if args.history:
+        _walk(storage, source.source_id)
+
+
+def _backfill(args) -> None:
+    _walk(connect(args.stack), args.id)
+
+
+def _walk(storage, source_id: str) -> None:
+    try:
+        subscribe.start_history(storage, source_id, time.time())
+    except Refused as exc:
+        raise CliError(str(exc)) from None
+    print(f"history: {source_id}'s archive is walked from its feed, a document at a time "
+          "(`starfeed source list` shows how far it got)")
 
 
 LIST_WIDTH = 100  # `source list` fits a 100-column terminal; --wide shows every column
@@ -198,6 +220,11 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
         for s in analysis_failing:
             for n, line in enumerate(textwrap.wrap(s.analysis_error, LIST_WIDTH - 4 - len(s.source_id) - 2)):
                 print(f"  {s.source_id if n == 0 else ' ' * len(s.source_id)}  {line}")
+    walks = [(s.source_id, history_state(s.history, now)) for s in sources if s.history]
+    if walks:
+        print("histories (the archive walked once, RFC 5005):")
+        for source_id, state in walks:
+            print(f"  {source_id}  {clip(state, LIST_WIDTH - len(source_id) - 4)}")
     pushed = [(s.source_id, push_state(s.push, now)) for s in sources if s.push]
     if pushed:
         print("pushed by WebSub hubs (polled daily while verified):")
@@ -333,7 +360,8 @@ def _show(args) -> None:
              ("backfill", f"the first fetch kept the newest {s.backfill}" if s.backfill else "-"),
              ("enforce domain", "yes" if s.enforce_feed_domain else "no"),
              ("deframe", (f"on, prompt {prompt_for(s.prompt).version}" if s.deframe else "off")),
-             ("analysis error", s.analysis_error or "-"), ("push", push_state(s.push, now) or "-")]
+             ("analysis error", s.analysis_error or "-"), ("push", push_state(s.push, now) or "-"),
+             ("history", history_state(s.history, now) or "-")]
     for why, n in s.last_dropped.items():
         lines.append(("dropped", f"{n} {why} (last fetch)"))
     for fetch in s.fetch_history[:5]:
@@ -351,6 +379,15 @@ def shown(fields: dict) -> dict:
     if fields.get("push"):
         fields["push"] = {k: v for k, v in fields["push"].items() if k != "token"}
     return fields
+
+
+def history_state(history: dict | None, now: float) -> str | None:
+    """An archive walk in words: queued, walking, done or stopped, how far, and why it ended."""
+    if not history:
+        return None
+    text = (f"{history.get('state')} {ago(history.get('at'), now)}: {history.get('documents', 0)} archive "
+            f"documents, {history.get('entries', 0):,} entries imported")
+    return text + (f"; {history['reason']}" if history.get("reason") else "")
 
 
 def push_state(push: dict | None, now: float) -> str | None:

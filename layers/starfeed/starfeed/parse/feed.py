@@ -46,6 +46,8 @@ class ParsedFeed:
     # WebSub discovery (§4): the document's hub and self links, as written (absolute or not).
     hub: str | None = None
     self_url: str | None = None
+    # RFC 5005: the document of older entries, rel="prev-archive" (§4) or else rel="next" (§3).
+    older: str | None = None
 
 
 def parse_feed(body: bytes, url: str, content_type: str | None = None, *,
@@ -66,7 +68,7 @@ def _parse_json(body: bytes, url: str, max_depth: int) -> ParsedFeed:
         return ParsedFeed(error=f"not a feed: {exc}")
     return ParsedFeed(format=channel["version"], title=channel["title"], link=channel["link"],
                       authors=channel["authors"], language=channel["language"], entries=entries,
-                      hub=channel["hub"], self_url=channel["self"])
+                      hub=channel["hub"], self_url=channel["self"], older=channel["next"])
 
 
 def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
@@ -94,7 +96,8 @@ def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
                       link=channel.get("link"), authors=_channel_authors(channel),
                       language=_str(channel.get("language")), ttl_minutes=_ttl(channel.get("ttl")),
                       skip_hours=hours, skip_days=days, entries=list(parsed.entries),
-                      warnings=warnings, hub=_link_of(channel, "hub"), self_url=_link_of(channel, "self"))
+                      warnings=warnings, hub=_link_of(channel, "hub"), self_url=_link_of(channel, "self"),
+                      older=_link_of(channel, "prev-archive") or _link_of(channel, "next"))
 
 
 def _link_of(channel, rel: str) -> str | None:

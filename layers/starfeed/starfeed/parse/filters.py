@@ -66,6 +66,25 @@ def filter_entries(entries: list[Entry], source: Source, now: float, max_age_day
     return result
 
 
+def history_entries(entries: list[Entry], source: Source, now: float, max_age_days: int) -> Filtered:
+    """An archive document's entries (RFC 5005 history): all kept whatever their dates, marked
+    backfilled, but for those linking off the feed's host when the source says so. The undated
+    ones sit with the oldest entries the age rule keeps, in the document's order, as a first
+    fetch's do: history never leads an aggregate as if new."""
+    backlog = max(now - max_age_days * DAY, 0)
+    feed_host = host_of(source.url)
+    result = Filtered(kept=[])
+    for entry in entries:
+        if source.enforce_feed_domain and entry.canonical_link and host_of(entry.canonical_link) != feed_host:
+            result.dropped["linking off the feed's domain"] += 1
+            continue
+        entry.backfilled = True
+        if not entry.published:
+            entry.ordered_at = rfc3339(backlog - len(result.kept))
+        result.kept.append(entry)
+    return result
+
+
 def _newest(entries: list[Entry], count: int) -> list[Entry]:
     """The newest count entries: dated ones by date, then undated ones in the feed's order."""
     count = count if isinstance(count, int) else 0  # a hand-edited item may hold anything

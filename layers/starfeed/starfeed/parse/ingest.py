@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from starfeed.model import Entry, Kind, Source
 from starfeed.parse.feed import parse_feed
-from starfeed.parse.filters import filter_entries
+from starfeed.parse.filters import filter_entries, history_entries
 from starfeed.parse.fit import TITLE_CHARS, fit_entry
 from starfeed.parse.html import discover_feeds, extract_article, looks_like_html
 from starfeed.parse.normalize import normalize_entries, parse_date, rfc3339, struct_to_rfc3339, web_link
@@ -39,17 +39,18 @@ class Ingested:
     error: str | None = None
     hub: str | None = None  # the document's WebSub hub and self URL, absolute http(s), or None
     self_url: str | None = None
+    older: str | None = None  # RFC 5005: the archive document of older entries, absolute http(s)
 
 
 def ingest(body: bytes, url: str, content_type: str | None, source: Source, now: float,
-           settings: Settings) -> Ingested:
+           settings: Settings, history: bool = False) -> Ingested:
     """Never raises: whatever the bytes, an ingested feed or an error naming the stage. Links are
     resolved against url without its credentials (userinfo, a token in its query), so none of
     them reaches a link starfeed publishes."""
     url = redact(url) or url
     try:
         ingested = _website(body, url, source, now, settings) if source.kind == Kind.WEBSITE else \
-            _feed(body, url, content_type, source, now, settings)
+            _feed(body, url, content_type, source, now, settings, history)
     except Exception as exc:  # noqa: BLE001 - a hostile document is the source's failure, not ours
         ingested = Ingested(error=f"parse: {type(exc).__name__}: {exc}")
     # Errors and warnings quote the document: they reach pages and logs, so XML-safe and short.
@@ -59,7 +60,8 @@ def ingest(body: bytes, url: str, content_type: str | None, source: Source, now:
 
 
 def _feed(body: bytes, url: str, content_type: str | None, source: Source, now: float,
-          settings: Settings) -> Ingested:
+          settings: Settings, history: bool = False) -> Ingested:
+    """history: an archive document's entries, kept whatever their dates (filters.history_entries)."""
     parsed = parse_feed(body, url, content_type, max_items=settings.max_items,
                         max_depth=settings.max_depth)
     if parsed.error:
@@ -70,7 +72,8 @@ def _feed(body: bytes, url: str, content_type: str | None, source: Source, now: 
             return Ingested(error=f"an HTML page, not a feed{hint}")
         return Ingested(error=parsed.error, warnings=parsed.warnings)
     entries = normalize_entries(parsed.entries, source.source_id, url, now, settings, parsed.authors)
-    filtered = filter_entries(entries, source, now, settings.max_article_age_days)
+    filtered = (history_entries(entries, source, now, settings.max_article_age_days) if history else
+                filter_entries(entries, source, now, settings.max_article_age_days))
     warnings = list(parsed.warnings)
     return Ingested(format=parsed.format, title=clip(clean_text(parsed.title), TITLE_CHARS),
                     link=_channel_link(parsed.link, url, settings, warnings),
@@ -78,7 +81,8 @@ def _feed(body: bytes, url: str, content_type: str | None, source: Source, now: 
                     skip_hours=parsed.skip_hours, skip_days=parsed.skip_days, publications=_publications(entries, now),
                     parsed_count=len(entries),
                     entries=filtered.kept, dropped=filtered.dropped, warnings=warnings,
-                    hub=web_link(parsed.hub, url), self_url=web_link(parsed.self_url, url))
+                    hub=web_link(parsed.hub, url), self_url=web_link(parsed.self_url, url),
+                    older=web_link(parsed.older, url))
 
 
 def _channel_link(link, url: str, settings: Settings, warnings: list[str]) -> str | None:

@@ -46,7 +46,8 @@ def parse_json_feed(body: bytes, url: str, max_depth: int) -> tuple[dict, list[d
     channel = {"title": _str(document.get("title")), "link": _str(document.get("home_page_url")),
                "version": "json1" + ("1" if version.endswith("1.1") else "0"),
                "authors": _authors(document, base), "language": _str(document.get("language")),
-               "self": _str(document.get("feed_url")), "hub": _websub_hub(document.get("hubs"))}
+               "self": _str(document.get("feed_url")), "hub": _websub_hub(document.get("hubs")),
+               "next": _str(document.get("next_url"))}
     return channel, [_entry(item, base) for item in items if isinstance(item, dict)]
 
 

@@ -64,6 +64,12 @@ class Queues:
                 raise RuntimeError(f"{len(response['Failed'])} failed fetch messages keep the queue's "
                                    f"visibility timeout: {response['Failed'][0].get('Message')}")
 
+    def send_history(self, step: dict) -> None:
+        """A step of a source's archive walk (fetch/history.py), after its delay (at most SQS's)."""
+        delay = min(MAX_DELAY, max(0, int(step.pop("delay", 0))))
+        self._sqs.send_message(QueueUrl=self._settings.history_queue_url, MessageBody=json.dumps(step),
+                               DelaySeconds=delay)
+
     def send_render(self, targets: list[str]) -> None:
         self._sqs.send_message(QueueUrl=self._settings.render_queue_url,
                                MessageBody=json.dumps({"targets": sorted(set(targets))}))

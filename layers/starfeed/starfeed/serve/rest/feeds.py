@@ -125,6 +125,8 @@ def router(storage: Storage) -> Router:
                                            backfill=new.backfill, website=new.website, pick=new.pick,
                                            no_check=not new.check, enforce_domain=new.enforce_domain,
                                            no_root_domain=new.no_root_domain, deframe=new.deframe)
+            if new.history and done.outcome == "added":
+                done.source = subscribe.start_history(storage, done.source.source_id, time.time())
         except subscribe.Refused as exc:
             raise ApiProblem(422, str(exc)) from None
         inspection = done.checked.inspection if done.checked else None
@@ -156,6 +158,17 @@ def router(storage: Storage) -> Router:
             raise ApiProblem(409, str(exc)) from None
         return Response(202, "application/json",
                         Refetch(feed_id=feed_id, detail="due now: the next scheduler run fetches it"))
+
+    @routes.post(f"{V1}/feeds/<feed_id>/backfill", summary="Import the feed's archive once (RFC 5005, "
+                 "`starfeed source backfill`): 202, walked a document at a time; the feed's `history` follows it",
+                 responses=responses({202: Feed}, 404, 409, 422))
+    def backfill(feed_id: FeedId) -> Response[Feed]:
+        existing(feed_id)
+        try:
+            source = subscribe.start_history(storage, feed_id, time.time())
+        except subscribe.Refused as exc:
+            raise ApiProblem(409, str(exc)) from None
+        return Response(202, "application/json", feed_view(source, base))
 
     @routes.get(f"{V1}/feeds/<feed_id>/entries", summary="A feed's entries, newest first, whose time (as its "
                 "feed orders them) is at or after `since` and before `until`", responses=responses({200: EntryPage}, 400, 404, 422))

@@ -58,6 +58,7 @@ class Feed(BaseModel):
     schedule: Schedule
     stats: Stats
     links: FeedLinks
+    history: History | None = Field(description="the walk of its archive (RFC 5005), when one was asked for")
 
 
 class FeedPage(BaseModel):
@@ -78,6 +79,7 @@ class NewFeed(BaseModel):
     enforce_domain: bool = False
     no_root_domain: bool = False
     deframe: bool = False
+    history: bool = Field(default=False, description="also import the feed's archive once (RFC 5005)")
 
 
 class DiscoveredFeed(BaseModel):
@@ -95,6 +97,13 @@ class Subscribed(BaseModel):
     joined: list[str] = Field(description="a feed subscribed already: the collections it joined")
     not_applied: list[str] = Field(description="a feed subscribed already: the options it kept as they were, "
                                                "with how to change each")
+
+
+class History(BaseModel):
+    state: str = Field(description="queued, walking, done or stopped")
+    documents: int
+    entries: int
+    reason: str | None
 
 
 class Refetch(BaseModel):
@@ -136,6 +145,7 @@ class Entry(BaseModel):
     content_hash: str
     warnings: list[str]
     analyzer_result: dict | None
+    backfilled: bool = Field(description="imported from the feed's archive, not seen new")
     links: dict[str, str] = Field(description="self: this entry; feed: its feed; raw: its first fetch's payload")
 
 

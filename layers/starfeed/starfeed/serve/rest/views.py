@@ -44,7 +44,8 @@ def feed_view(source: Source, base: str) -> models.Feed:
                            entry_count=source.entry_count, dropped_last_fetch=dict(source.last_dropped)),
         links=models.FeedLinks(rss=f"{base}/s/{source.source_id}/feed.xml", atom=f"{base}/s/{source.source_id}/feed.atom",
                                json_feed=f"{base}/s/{source.source_id}/feed.json",
-                               entries=f"{base}{V1}/feeds/{source.source_id}/entries"))
+                               entries=f"{base}{V1}/feeds/{source.source_id}/entries"),
+        history=source.history and {k: source.history.get(k) for k in ("state", "documents", "entries", "reason")})
 
 
 def entry_path(entry_uid: str) -> str:
