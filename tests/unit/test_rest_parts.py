@@ -83,7 +83,7 @@ def test_a_known_path_names_its_methods():
 
 @pytest.mark.parametrize("auth, signed", [("iam", True), ("loopback", False)])
 def test_the_document_asks_a_sigv4_signature_where_api_gateway_verifies_one(auth, signed):
-    api = RestApi(Storage(Settings(public_url="https://api.example", api_auth=auth)))
+    api = RestApi(Storage(Settings(api_auth=auth)), "https://api.example")
     document = json.loads(api.openapi_document)
     assert document["servers"] == [{"url": "https://api.example"}]
     assert ("security" in document) == signed

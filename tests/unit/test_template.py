@@ -122,3 +122,35 @@ def test_direct_s3_delivery_is_optional_and_the_bucket_stays_private():
 def test_the_api_is_read_only():
     for event in R["ApiFunction"]["Properties"]["Events"].values():
         assert event["Type"] == "HttpApi" and event["Properties"]["Method"] == "GET"
+
+
+def _names(node) -> set[str]:
+    """Every resource a template value names: Ref, Fn::GetAtt and ${…} in Fn::Sub."""
+    import re
+
+    if isinstance(node, dict):
+        found = set()
+        for key, value in node.items():
+            if key == "Ref" and isinstance(value, str):
+                found.add(value)
+            elif key == "Fn::GetAtt":
+                found.add((value[0] if isinstance(value, list) else value).split(".")[0])
+            elif key == "Fn::Sub":
+                text = value if isinstance(value, str) else value[0]
+                found |= {name.split(".")[0] for name in re.findall(r"\$\{([^}!]+)\}", text)}
+            else:
+                found |= _names(value)
+        return found
+    if isinstance(node, list):
+        return set().union(*(_names(item) for item in node)) if node else set()
+    return set()
+
+
+def test_no_function_the_http_api_routes_to_names_that_api():
+    """SAM's HttpApi names its routes' functions in its definition: a routed function naming the
+    API (its URL in an environment variable, say) is a circular dependency, and the deploy fails."""
+    for name, resource in R.items():
+        events = (resource["Properties"].get("Events") or {}).values() if resource["Type"] == "AWS::Serverless::Function" else []
+        apis = {e["Properties"]["ApiId"]["Ref"] for e in events if e["Type"] == "HttpApi"}
+        named = _names({k: v for k, v in resource["Properties"].items() if k != "Events"})
+        assert not apis & named, f"{name} is routed by {apis} and names it"

@@ -58,11 +58,19 @@ def authorized(event: dict) -> bool:
 
 
 class RestApi:
-    def __init__(self, storage: Storage):
+    def __init__(self, storage: Storage, public_url: str | None = None):
+        """public_url: where the API answers, for its links; None (on AWS, where the function
+        cannot name its own API without a circular dependency) takes the domain API Gateway was
+        called at."""
         self.storage = storage
         app = APIGatewayHttpResolver(enable_validation=True)
-        app.include_router(feeds.router(storage))
-        app.include_router(entries.router(storage))
+
+        def base() -> str:
+            return public_url or f"https://{app.current_event.request_context.domain_name}"
+
+        app.include_router(feeds.router(storage, base))
+        app.include_router(entries.router(storage, base))
+        self.base = base
 
         @app.get(f"{V1}/openapi.json", summary="This document", include_in_schema=False)
         def openapi():
@@ -96,7 +104,7 @@ class RestApi:
             title="starfeed", version=VERSION,
             description="Feeds, entries and raw payloads of a starfeed deployment (seed 003 §9.2). Lists are "
                         "paged: follow `next` or the Link rel=next header. Errors are RFC 9457 problems.",
-            servers=[Server(url=self.storage.settings.public_url.rstrip("/") or "/")],
+            servers=[Server(url=self.base().rstrip("/") or "/")],
             **(SIGV4 if self.storage.settings.api_auth == "iam" else {}))
 
     def resolve(self, event: dict, context) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import re
 import time
+from collections.abc import Callable
 from typing import Annotated
 from urllib.parse import quote, unquote
 
@@ -29,9 +30,9 @@ _HEADER_NAME = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 URL_SAFE = ":/?#[]@!$&'()*+,;=%~"
 
 
-def router(storage: Storage) -> Router:
+def router(storage: Storage, base: Callable[[], str]) -> Router:
+    """base(): the API's public URL, for the links a request's answer gives."""
     routes = Router()
-    base = storage.settings.public_url
 
     def shown(entries):
         """Entries of removed feeds are gone until the feed is restored."""
@@ -52,10 +53,10 @@ def router(storage: Storage) -> Router:
             and STAMP.match(keys["first_seen"]) is not None and FEED_ID.match(keys["feed_id"]) is not None
             and fits_key(keys["entry_uid"])))
         page = storage.entry_lists.first_seen_since(start, limit, after, now)
-        next_url = page.after and page_url(base, f"{V1}/entries", {
+        next_url = page.after and page_url(base(), f"{V1}/entries", {
             "since": start, "limit": limit, "cursor": encode_cursor("entries", page.after)})
         return Response(200, "application/json",
-                        EntryPage(entries=[entry_view(e, base) for e in shown(page.entries)], next=next_url),
+                        EntryPage(entries=[entry_view(e, base()) for e in shown(page.entries)], next=next_url),
                         link_header(next_url))
 
     @routes.get(f"{V1}/entries/<entry_uid>", summary="One entry by its uid, percent-encoded whole (slashes "
@@ -70,7 +71,7 @@ def router(storage: Storage) -> Router:
         copies = [e for e in shown(copies) if feed_id is None or e.feed_id == feed_id]
         if not copies:
             raise ApiProblem(404, "no stored entry has this uid" + (f" in feed {feed_id}" if feed_id else ""))
-        return entry_view(copies[0], base)
+        return entry_view(copies[0], base())
 
     @routes.get(f"{V1}/raw/<fetch_id>", summary="The bytes a fetch received, as stored; its recorded status "
                 "and response headers as Starfeed-Origin-* headers",

@@ -78,9 +78,9 @@ def _is_float(value: str) -> bool:
         return False
 
 
-def router(storage: Storage) -> Router:
+def router(storage: Storage, base: Callable[[], str]) -> Router:
+    """base(): the API's public URL, for the links a request's answer gives."""
     routes = Router()
-    base = storage.settings.public_url
 
     def existing(feed_id: str):
         """The feed, or 404: a removed one is gone until restored (subscribing to its URL again)."""
@@ -106,15 +106,15 @@ def router(storage: Storage) -> Router:
         next_url = None
         if more:
             last = page[-1]
-            next_url = page_url(base, f"{V1}/feeds", {"limit": limit, "cursor": encode_cursor(
+            next_url = page_url(base(), f"{V1}/feeds", {"limit": limit, "cursor": encode_cursor(
                 "feeds", {"created_at": repr(last.created_at), "id": last.source_id})})
-        return Response(200, "application/json", FeedPage(feeds=[feed_view(s, base) for s in page], next=next_url),
+        return Response(200, "application/json", FeedPage(feeds=[feed_view(s, base()) for s in page], next=next_url),
                         link_header(next_url))
 
     @routes.get(f"{V1}/feeds/<feed_id>", summary="One feed: its state, schedule and last fetch",
                 responses=responses({200: Feed}, 404, 422))
     def get_feed(feed_id: FeedId) -> Feed:
-        return feed_view(existing(feed_id), base)
+        return feed_view(existing(feed_id), base())
 
     @routes.post(f"{V1}/feeds", summary="Subscribe, as `starfeed source add` does: checked once first "
                  "(an HTML page gives the feed it announces); a URL subscribed already is found, a removed "
@@ -132,21 +132,21 @@ def router(storage: Storage) -> Router:
         inspection = done.checked.inspection if done.checked else None
         from starfeed.inspect import first_fetch, found
 
-        body = Subscribed(outcome=done.outcome, feed=feed_view(done.source, base),
+        body = Subscribed(outcome=done.outcome, feed=feed_view(done.source, base()),
                           found=found(inspection) if inspection else None,
                           first_fetch=first_fetch(inspection, new.backfill) if inspection else None,
                           discovered=[{"url": f.url, "kind": f.kind, "title": f.title}
                                       for f in (done.checked.feeds if done.checked else [])],
                           joined=done.joined, not_applied=done.not_applied)
         created = done.outcome == "added"
-        headers = {"Location": f"{base.rstrip('/')}{V1}/feeds/{done.source.source_id}"}
+        headers = {"Location": f"{base().rstrip('/')}{V1}/feeds/{done.source.source_id}"}
         return Response(201 if created else 200, "application/json", body, headers)
 
     @routes.delete(f"{V1}/feeds/<feed_id>", summary="Unsubscribe (`starfeed source remove`): never fetched or "
                    "served again; kept until purged (then 404 here). Answers the feed as removed", responses=responses({200: Feed}, 404, 422))
     def remove_feed(feed_id: FeedId) -> Feed:
         existing(feed_id)
-        return feed_view(subscribe.remove(storage, feed_id, time.time()), base)
+        return feed_view(subscribe.remove(storage, feed_id, time.time()), base())
 
     @routes.post(f"{V1}/feeds/<feed_id>/refetch", summary="Fetch now (`starfeed source sync`): the next "
                  "scheduler run fetches it", responses=responses({202: Refetch}, 404, 409, 422))
@@ -168,7 +168,7 @@ def router(storage: Storage) -> Router:
             source = subscribe.start_history(storage, feed_id, time.time())
         except subscribe.Refused as exc:
             raise ApiProblem(409, str(exc)) from None
-        return Response(202, "application/json", feed_view(source, base))
+        return Response(202, "application/json", feed_view(source, base()))
 
     @routes.get(f"{V1}/feeds/<feed_id>/entries", summary="A feed's entries, newest first, whose time (as its "
                 "feed orders them) is at or after `since` and before `until`", responses=responses({200: EntryPage}, 400, 404, 422))
@@ -180,11 +180,11 @@ def router(storage: Storage) -> Router:
         if after and after["feed_id"] != feed_id:
             raise ApiProblem(400, "cursor is not a cursor of this list: it belongs to another feed's entries")
         page = storage.entry_lists.of_feed(feed_id, limit, stamp(since), stamp(until), after)
-        next_url = page.after and page_url(base, f"{V1}/feeds/{feed_id}/entries", {
+        next_url = page.after and page_url(base(), f"{V1}/feeds/{feed_id}/entries", {
             "since": stamp(since), "until": stamp(until), "limit": limit,
             "cursor": encode_cursor("feed-entries", page.after)})
         return Response(200, "application/json",
-                        EntryPage(entries=[entry_view(e, base) for e in page.entries], next=next_url),
+                        EntryPage(entries=[entry_view(e, base()) for e in page.entries], next=next_url),
                         link_header(next_url))
 
     return routes
