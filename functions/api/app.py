@@ -1,6 +1,8 @@
 """API: serves the rendered feeds behind API Gateway (HTTP API, payload v2)."""
 
+import os
 import warnings
+from dataclasses import replace
 
 from aws_lambda_powertools import Metrics
 
@@ -18,4 +20,10 @@ app = build_app(storage, metrics)
 
 @metrics.log_metrics
 def handler(event, context):
+    if not os.environ.get("STARFEED_PUBLIC_URL"):
+        # On AWS the template cannot give this function its own API's URL (a circular dependency):
+        # the links it builds (Link headers, older pages, max_score) name the domain it was called at.
+        domain = (event.get("requestContext") or {}).get("domainName")
+        if domain and storage.settings.public_url != f"https://{domain}":
+            storage.settings = replace(storage.settings, public_url=f"https://{domain}")
     return app.resolve(event, context)

@@ -149,3 +149,17 @@ def test_a_history_event_walks_its_source_s_feed(stack, storage, origin):
     history = storage.sources.get(step["source_id"]).history
     assert history["state"] == "done" and "links no archive" in history["reason"]
     storage.sources.delete(step["source_id"])
+
+
+def test_on_aws_the_api_s_links_name_the_domain_it_was_called_at(stack, storage, origin, monkeypatch):
+    """The template cannot give the api function its own URL (a circular dependency): a Link
+    header names the domain API Gateway was called at."""
+    seed_event_sources(storage, origin)
+    stack.functions["FetcherFunction"].invoke(load_event("fetcher.json"))
+    stack.functions["RendererFunction"].invoke(load_event("renderer.json"))
+    api = stack.functions["ApiFunction"].module
+    monkeypatch.delenv("STARFEED_PUBLIC_URL")
+    monkeypatch.setattr(api.storage, "settings", api.storage.settings)  # restored after the test
+    response = stack.functions["ApiFunction"].invoke({**load_event("api.json"), "rawPath": "/s/e0e0e0e0e001/feed.xml"})
+    assert response["headers"]["Link"] == \
+        '<https://abc123.execute-api.us-east-1.amazonaws.com/s/e0e0e0e0e001/feed.xml>; rel="self"'
