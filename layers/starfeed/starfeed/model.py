@@ -97,7 +97,7 @@ class Source:
     # Soft delete (`source remove`): never fetched or served until `source restore`.
     deleted_at: float | None = None
     # WebSub (websub/subscription.py): {hub, topic, token, state, requested_at, expires_at, reason,
-    # last_push_at}; the secret apart, never shown.
+    # renewing}; the secret apart, never shown.
     push: dict | None = None
     push_secret: str | None = None
     # The walk of its archive (fetch/history.py): {state, documents, entries, reason, at,

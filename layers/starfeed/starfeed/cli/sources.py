@@ -225,7 +225,7 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
         print("histories (the archive walked once, RFC 5005):")
         for source_id, state in walks:
             print(f"  {source_id}  {clip(state, LIST_WIDTH - len(source_id) - 4)}")
-    pushed = [(s.source_id, push_state(s.push, now)) for s in sources if s.push]
+    pushed = [(s.source_id, push_state(s, now)) for s in sources if s.push]
     if pushed:
         print("pushed by WebSub hubs (polled daily while verified):")
         for source_id, state in pushed:
@@ -360,7 +360,7 @@ def _show(args) -> None:
              ("backfill", f"the first fetch kept the newest {s.backfill}" if s.backfill else "-"),
              ("enforce domain", "yes" if s.enforce_feed_domain else "no"),
              ("deframe", (f"on, prompt {prompt_for(s.prompt).version}" if s.deframe else "off")),
-             ("analysis error", s.analysis_error or "-"), ("push", push_state(s.push, now) or "-"),
+             ("analysis error", s.analysis_error or "-"), ("push", push_state(s, now) or "-"),
              ("history", history_state(s.history, now) or "-")]
     for why, n in s.last_dropped.items():
         lines.append(("dropped", f"{n} {why} (last fetch)"))
@@ -390,17 +390,19 @@ def history_state(history: dict | None, now: float) -> str | None:
     return text + (f"; {history['reason']}" if history.get("reason") else "")
 
 
-def push_state(push: dict | None, now: float) -> str | None:
-    """A WebSub subscription in words: verified until when (and the last push), pending since
-    when, denied or failed and why, being unsubscribed."""
+def push_state(source, now: float) -> str | None:
+    """A WebSub subscription in words: verified until when (and the last push, from the fetch
+    history), pending since when, denied or failed and why, being unsubscribed."""
+    push = source.push
     if not push:
         return None
     hub = urlsplit(str(push.get("hub"))).netloc
     state = push.get("state")
     if state == "verified":
         text = f"verified until {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(push.get('expires_at') or 0))} ({hub})"
-        if push.get("last_push_at"):
-            text += f", last push {ago(push['last_push_at'], now)}"
+        pushed = next((f.get("at") for f in source.fetch_history if str(f.get("outcome", "")).startswith("push")), None)
+        if pushed:
+            text += f", last push at {pushed}"
         if push.get("renewing"):
             text += ", renewal asked"
     elif state == "pending":

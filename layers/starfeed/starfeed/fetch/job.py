@@ -162,7 +162,6 @@ def _take_push(storage: Storage, source: Source, fetch_id: str, now: float) -> F
                    storage.settings)
     source.entry_count += len(new)
     storage.sources.finish_fetch(source, before, None, release=False)
-    storage.sources.change(source.source_id, {"push": {**(source.push or {}), "last_push_at": now}})
     log.info("fetcher: %s <- pushed, %d new%s", redact(source.url), len(new),
              f": {outcome.error}" if outcome.error else "")
     return outcome
