@@ -53,14 +53,17 @@ def test_an_archived_feed_is_imported_whole_each_document_fetched_once(stack, st
     source_id = added_with_history(capsys, url)
     stack.drain()
     stored = {e.entry_uid: e for e in storage.entries.recent(source_id, 50)}
-    assert {"old-1", "old-2", "old-3", "old-4", "old-5"} <= set(stored)
-    assert all(stored[uid].backfilled for uid in stored if uid.startswith("old-"))
-    history = storage.sources.get(source_id).history
-    assert (history["state"], history["documents"], history["entries"]) == ("done", 3, 5)
+    # The whole history: the archive's and the feed's own entry, which a first fetch leaves out.
+    assert set(stored) == {"cur-1", "old-1", "old-2", "old-3", "old-4", "old-5"}
+    assert all(e.backfilled for e in stored.values())
+    source = storage.sources.get(source_id)
+    assert (source.history["state"], source.history["documents"], source.history["entries"]) == ("done", 3, 6)
+    assert source.entry_count == 6
+    history = source.history
     assert history["reason"] == "the archive ends here"
     assert all(n == 1 for path, n in requests_for(origin, "arch").items() if path != "/arch/feed.xml")
     code, out, _ = run_cli(capsys, "source", "list")
-    assert f"{source_id}  done " in out and "3 archive documents, 5 entries imported; the archive ends here" in out
+    assert f"{source_id}  done " in out and "3 archive documents, 6 entries imported; the archive ends here" in out
     # Asked again: the archive documents walked before are not fetched again.
     assert run_cli(capsys, "source", "backfill", source_id)[0] == 0
     stack.drain()
@@ -92,7 +95,7 @@ def test_a_loop_and_a_broken_link_end_the_walk_with_their_reason(stack, storage,
     stack.drain()
     history = storage.sources.get(source_id).history
     assert history["state"] == "stopped" and "gone.xml: 404 Not Found" in history["reason"]
-    assert history["entries"] == 1  # what came before the broken link is kept
+    assert history["entries"] == 2  # what came before the broken link is kept
 
 
 def test_the_walk_stops_at_its_limits(stack, storage, origin, capsys, monkeypatch):
@@ -117,7 +120,7 @@ def test_the_rest_api_starts_a_walk_and_shows_it(stack, storage, origin):
     assert json.loads(added["body"])["feed"]["history"]["state"] == "queued"
     stack.drain()
     shown = json.loads(api_call(stack, "GET", f"/api/v1/feeds/{feed_id}")["body"])
-    assert shown["history"] == {"state": "done", "documents": 1, "entries": 1, "reason": "the archive ends here"}
+    assert shown["history"] == {"state": "done", "documents": 1, "entries": 2, "reason": "the archive ends here"}
     entry = json.loads(api_call(stack, "GET", "/api/v1/entries/api-1")["body"])
     assert entry["backfilled"] is True
     refused = api_call(stack, "POST", f"/api/v1/feeds/{'f' * 12}/backfill")

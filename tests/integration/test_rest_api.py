@@ -287,3 +287,25 @@ def test_a_feed_subscribed_already_joins_collections_and_says_what_it_kept(stack
     head = requests.head(f"{api_url}{V1}/feeds/{first['id']}", timeout=10)
     assert head.status_code == 200 and head.content == b"" and head.headers["Content-Type"] == "application/json"
     requests.delete(f"{api_url}{V1}/feeds/{first['id']}", timeout=10)  # never fetched: due, at an origin about to go
+
+
+def test_a_tunnel_s_requests_are_not_this_machine_s(api_url):
+    """A tunnel (ssh -R, cloudflared) connects from loopback: the IAM routes still refuse what it
+    relays, by the Host it was reached at or the forwarding headers it adds."""
+    assert requests.get(f"{api_url}{V1}/feeds?limit=1", timeout=10).status_code == 200
+    for headers in ({"Host": "my-tunnel.example"}, {"X-Forwarded-For": "203.0.113.9"},
+                    {"Forwarded": "for=203.0.113.9"}):
+        relayed = requests.get(f"{api_url}{V1}/feeds?limit=1", headers=headers, timeout=10)
+        assert relayed.status_code == 403 and relayed.json() == {"message": "Forbidden"}, headers
+    assert requests.get(f"{api_url}/api/item", headers={"Host": "my-tunnel.example"}, timeout=10).status_code == 400
+
+
+def test_the_bridge_refuses_a_body_over_api_gateway_s_limit_unread(api_url):
+    import socket
+
+    host, port = api_url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(b"POST /websub/abcdef/0 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 800000000\r\n\r\n")
+        assert conn.recv(200).startswith(b"HTTP/1.1 413 ")  # answered before any of the body was sent
+    chunked = requests.post(f"{api_url}/websub/abcdef/0", data=iter([b"<rss/>"]), timeout=10)
+    assert chunked.status_code == 411

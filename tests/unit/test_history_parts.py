@@ -24,11 +24,20 @@ def test_a_document_names_the_one_of_older_entries(body, older):
 
 def test_an_archive_keeps_every_entry_whatever_its_date_and_marks_it():
     source = Source(source_id="a", url="https://b.example/feed.xml", created_at=NOW, enforce_feed_domain=True)
-    entries = [Entry("old", "a", "https://b.example/old", published="2009-01-01T00:00:00Z"),
-               Entry("undated", "a", "https://b.example/u"), Entry("undated-2", "a", "https://b.example/u2"),
-               Entry("elsewhere", "a", "https://other.example/x", published="2010-01-01T00:00:00Z")]
+    seen = rfc3339(NOW)
+    entries = [Entry("old", "a", "https://b.example/old", published="2009-01-01T00:00:00Z", first_seen=seen),
+               Entry("undated", "a", "https://b.example/u", first_seen=seen),
+               Entry("future", "a", "https://b.example/f", published="2099-06-01T00:00:00Z", first_seen=seen),
+               Entry("elsewhere", "a", "https://other.example/x", published="2010-01-01T00:00:00Z", first_seen=seen)]
     kept = history_entries(entries, source, NOW, max_age_days=7)
-    assert [e.entry_uid for e in kept.kept] == ["old", "undated", "undated-2"]
+    assert [e.entry_uid for e in kept.kept] == ["old", "undated", "future"]
     assert all(e.backfilled for e in kept.kept) and dict(kept.dropped) == {"linking off the feed's domain": 1}
-    # Undated history sits with the oldest entries a feed shows, in the document's order.
-    assert rfc3339(NOW - 7 * 86400 - 3) <= kept.kept[2].ordered_at < kept.kept[1].ordered_at <= rfc3339(NOW - 7 * 86400)
+    # Undated and future-dated history sits below the document's oldest date, in its order:
+    # never at the top of a feed as if new.
+    assert [e.sort_time for e in kept.kept] == ["2009-01-01T00:00:00Z", "2008-12-31T23:59:59Z", "2008-12-31T23:59:58Z"]
+
+
+def test_an_archive_without_a_date_sits_with_the_oldest_entries_a_feed_shows():
+    source = Source(source_id="a", url="https://b.example/feed.xml", created_at=NOW)
+    kept = history_entries([Entry("u", "a", "https://b.example/u", first_seen=rfc3339(NOW))], source, NOW, 7)
+    assert kept.kept[0].sort_time == rfc3339(NOW - 7 * 86400)

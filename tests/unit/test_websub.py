@@ -105,3 +105,10 @@ def test_a_callback_on_loopback_is_offered_only_to_a_hub_on_loopback():
     assert wanted(None, (HUB, FEED), NOW, local) is None  # make run without a tunnel
     assert wanted(None, ("http://127.0.0.1:4444/hub", FEED), NOW, local) == "new"
     assert wanted(None, (HUB, FEED), NOW, Settings(public_url="https://tunnel.example")) == "new"
+
+
+def test_starfeed_itself_and_a_hub_in_clear_text_are_never_asked():
+    assert wanted(None, ("https://feeds.example/api/v1/feeds/abc/backfill", FEED), NOW, SETTINGS) is None
+    assert wanted(None, ("http://hub.example/", FEED), NOW, SETTINGS) is None  # the secret in clear text
+    local = Settings(public_url="http://127.0.0.1:3000")
+    assert wanted(None, ("http://127.0.0.1:3000/websub/x", FEED), NOW, local) is None

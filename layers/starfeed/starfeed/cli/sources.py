@@ -110,6 +110,9 @@ def _add(args) -> None:
     except Refused as exc:
         raise CliError(str(exc)) from None
     source, checked = done.source, done.checked
+    walk = None
+    if args.history and source is not None:  # asked for before anything is printed: a closed pipe cannot lose it
+        walk = _walk(storage, source.source_id)
     if checked is not None and (done.outcome == "listed" or checked.picked_first):
         for n, feed in enumerate(checked.feeds, start=1):
             print(f"{n}. {feed.kind:4} {feed.url}" + (f"  ({feed.title})" if feed.title else ""))
@@ -125,6 +128,8 @@ def _add(args) -> None:
             print(f"now also in {', '.join(done.joined)}")
         if done.not_applied:
             print(f"kept as it was: {'; '.join(done.not_applied)}")
+        if walk:
+            print(walk)
         return
     print(f"added {source.source_id} {source.url}")
     print(f"root domain: {source.root_domain}" if source.root_domain else
@@ -135,21 +140,21 @@ def _add(args) -> None:
         print(f"found: {found(checked.inspection)}")
         print(f"first fetch: {first_fetch(checked.inspection, args.backfill)}")
     print("due now: the next scheduler run fetches it" + (" (not checked: --no-check)" if args.no_check else ""))
-    if args.history:
-        _walk(storage, source.source_id)
+    if walk:
+        print(walk)
 
 
 def _backfill(args) -> None:
-    _walk(connect(args.stack), args.id)
+    print(_walk(connect(args.stack), args.id))
 
 
-def _walk(storage, source_id: str) -> None:
+def _walk(storage, source_id: str) -> str:
     try:
         subscribe.start_history(storage, source_id, time.time())
     except Refused as exc:
         raise CliError(str(exc)) from None
-    print(f"history: {source_id}'s archive is walked from its feed, a document at a time "
-          "(`starfeed source list` shows how far it got)")
+    return (f"history: {source_id}'s archive is walked from its feed, a document at a time "
+            "(`starfeed source list` shows how far it got)")
 
 
 LIST_WIDTH = 100  # `source list` fits a 100-column terminal; --wide shows every column

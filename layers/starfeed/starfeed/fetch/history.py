@@ -53,47 +53,51 @@ def walk_step(storage: Storage, step: dict, now: float) -> dict | None:
                           history=True)
         if ingested.error:
             return _stop(storage, source, step, now, "stopped", f"{redact(url)}: {ingested.error}")
-        new = []
-        if step["docs"]:  # an archive document; the feed itself is the polling's
-            room = max(0, settings.backfill_max_entries - step["entries"])
-            for entry in ingested.entries[:room]:
-                entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
-            new = storage.entries.upsert(ingested.entries[:room], now, source.collections).new
-            if new:
-                storage.queues.send_render(targets_for(source))
+        # The feed's own entries too: a first fetch's filters leave out those published before
+        # the subscription, and history is the point here.
+        room = max(0, settings.backfill_max_entries - step["entries"])
+        for entry in ingested.entries[:room]:
+            entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
+        new = storage.entries.upsert(ingested.entries[:room], now, source.collections).new
+        if new:
+            storage.queues.send_render(targets_for(source))
     except Exception as exc:  # noqa: BLE001 - the walk stops with the reason; polling goes on
         return _stop(storage, source, step, now, "stopped", f"{redact(url)}: {describe(exc)}")
     walked = [*step["walked"], _digest(url)]
     done = {**step, "url": ingested.older, "docs": step["docs"] + 1, "entries": step["entries"] + len(new),
             "walked": walked}
     older = ingested.older
+    stored = len(new)
     if older is None:
         return _stop(storage, source, done, now, "done", "the archive ends here" if step["docs"] else
-                     "the feed links no archive (rel=\"prev-archive\") and no next page (rel=\"next\")")
+                     "the feed links no archive (rel=\"prev-archive\") and no next page (rel=\"next\")", stored)
     if _digest(older) in walked:
-        return _stop(storage, source, done, now, "done", f"{redact(older)} was walked already: a loop")
+        return _stop(storage, source, done, now, "done", f"{redact(older)} was walked already: a loop", stored)
     if _digest(older) in (source.history or {}).get("walked", []):
-        return _stop(storage, source, done, now, "done", f"{redact(older)} was walked already, by an earlier walk")
+        return _stop(storage, source, done, now, "done", f"{redact(older)} was walked already, by an earlier walk",
+                     stored)
     if step["docs"] and ingested.entries and not new:
-        return _stop(storage, source, done, now, "done", "a document whose entries were all stored already")
+        return _stop(storage, source, done, now, "done", "a document whose entries were all stored already", stored)
     if done["docs"] > settings.backfill_max_docs:
         return _stop(storage, source, done, now, "stopped",
-                     f"{settings.backfill_max_docs} archive documents walked (STARFEED_BACKFILL_MAX_DOCS)")
+                     f"{settings.backfill_max_docs} archive documents walked (STARFEED_BACKFILL_MAX_DOCS)", stored)
     if done["entries"] >= settings.backfill_max_entries:
         return _stop(storage, source, done, now, "stopped",
-                     f"{settings.backfill_max_entries} entries imported (STARFEED_BACKFILL_MAX_ENTRIES)")
-    _progress(storage, source, done, now, "walking", None)
+                     f"{settings.backfill_max_entries} entries imported (STARFEED_BACKFILL_MAX_ENTRIES)", stored)
+    _progress(storage, source, done, now, "walking", None, len(new))
     return {**done, "delay": settings.backfill_pause}
 
 
-def _stop(storage: Storage, source: Source, step: dict, now: float, state: str, reason: str) -> None:
-    _progress(storage, source, step, now, state, reason)
+def _stop(storage: Storage, source: Source, step: dict, now: float, state: str, reason: str,
+          new: int = 0) -> None:
+    _progress(storage, source, step, now, state, reason, new)
     log.info("history: %s: %s after %d documents, %d entries: %s", redact(source.url), state,
              max(0, step["docs"] - 1), step["entries"], reason)
     return None
 
 
-def _progress(storage: Storage, source: Source, step: dict, now: float, state: str, reason: str | None) -> None:
+def _progress(storage: Storage, source: Source, step: dict, now: float, state: str, reason: str | None,
+              new: int = 0) -> None:
     earlier = (source.history or {}).get("walked", [])
     history = {**(source.history or {}), "state": state, "documents": max(0, step["docs"] - 1),
                "entries": step["entries"], "reason": reason, "at": now,
@@ -101,7 +105,10 @@ def _progress(storage: Storage, source: Source, step: dict, now: float, state: s
                "walked": (earlier + [d for d in step["walked"][1:] if d not in earlier])[-WALKED_KEPT:]}
     if state != "walking":
         history["finished_at"] = now
-    storage.sources.change(source.source_id, {"history": history})
+    changes = {"history": history}
+    if new:  # `source list` counts what a walk stored with the rest
+        changes["entry_count"] = source.entry_count + new
+    storage.sources.change(source.source_id, changes)
 
 
 def _digest(url: str | None) -> str:

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 
 GREEDY = "{proxy+}"
+PAYLOAD_BYTES = 10 * 1024 * 1024  # API Gateway's HTTP API takes a request body of 10 MB at most
 # What API Gateway puts in requestContext.authorizer.iam once a SigV4 signature is verified.
 LOCAL_PRINCIPAL = {"accessKey": "local", "accountId": "123456789012", "callerId": "local",
                    "cognitoIdentity": None, "principalOrgId": None,
@@ -73,6 +74,16 @@ def is_loopback(address: str) -> bool:
         return False
 
 
+def from_this_machine(address: str, headers) -> bool:
+    """A caller on this machine: a loopback connection that no proxy or tunnel relayed. A tunnel
+    (ssh -R, cloudflared) connects from loopback too, but names the public host it was reached at,
+    or says whom it forwards for."""
+    if not is_loopback(address) or any(headers.get(h) for h in ("X-Forwarded-For", "Forwarded", "X-Real-IP")):
+        return False
+    host = (headers.get("Host") or "").rsplit(":", 1)[0].strip("[]").lower()
+    return host in ("localhost", "") or is_loopback(host)
+
+
 def http_api_event(method: str, target: str, headers: dict[str, str], body: bytes,
                    source_ip: str, route: Route | None = None) -> dict:
     parts = urlsplit(target)
@@ -123,14 +134,21 @@ def serve(host: str, port: int) -> ApiServer:
         protocol_version = "HTTP/1.1"
 
         def _handle(self):
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
+            if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+                return self._reply(411, {"content-type": "application/json"}, b'{"message":"Length Required"}')
+            length = self.headers.get("Content-Length") or "0"
+            if not length.isdigit():
+                return self._reply(400, {"content-type": "application/json"}, b'{"message":"Bad Request"}')
+            if int(length) > PAYLOAD_BYTES:  # refused unread, as API Gateway refuses it
+                self.close_connection = True
+                return self._reply(413, {"content-type": "application/json"}, b'{"message":"Request Entity Too Large"}')
+            body = self.rfile.read(int(length)) if int(length) else b""
             if self.server.functions is None:
                 return self._reply(503, {"content-type": "text/plain"}, b"starting\n")
             route = route_for(self.server.routes, self.command, unquote(urlsplit(self.path).path) or "/")
             if route is None:  # as API Gateway answers a request no route takes
                 return self._reply(404, {"content-type": "application/json"}, b'{"message":"Not Found"}')
-            if route.iam and not is_loopback(self.client_address[0]):
+            if route.iam and not from_this_machine(self.client_address[0], self.headers):
                 return self._reply(403, {"content-type": "application/json"}, b'{"message":"Forbidden"}')
             event = http_api_event(self.command, self.path, dict(self.headers.items()), body,
                                    self.client_address[0], route)

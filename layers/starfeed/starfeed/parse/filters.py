@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from starfeed.model import Entry, Source, host_of
-from starfeed.parse.normalize import rfc3339
+from starfeed.parse.normalize import epoch_of, rfc3339
 
 DAY = 86400
 # A first fetch keeps at most this many undated entries, the feed's first ones: a feed whose whole
@@ -69,18 +69,23 @@ def filter_entries(entries: list[Entry], source: Source, now: float, max_age_day
 def history_entries(entries: list[Entry], source: Source, now: float, max_age_days: int) -> Filtered:
     """An archive document's entries (RFC 5005 history): all kept whatever their dates, marked
     backfilled, but for those linking off the feed's host when the source says so. The undated
-    ones sit with the oldest entries the age rule keeps, in the document's order, as a first
-    fetch's do: history never leads an aggregate as if new."""
-    backlog = max(now - max_age_days * DAY, 0)
+    ones, and those dated in the future, sit below the document's oldest dated entry, in the
+    document's order: history never leads an aggregate as if new."""
+    seen = rfc3339(now)
+    dated = [e.published for e in entries if e.published and e.published <= seen]
+    # Below the document's oldest dated entry (or the age rule's oldest), in the document's order.
+    backlog = epoch_of(min(dated)) - 1 if dated else max(now - max_age_days * DAY, 0)
     feed_host = host_of(source.url)
     result = Filtered(kept=[])
+    undated = 0
     for entry in entries:
         if source.enforce_feed_domain and entry.canonical_link and host_of(entry.canonical_link) != feed_host:
             result.dropped["linking off the feed's domain"] += 1
             continue
         entry.backfilled = True
-        if not entry.published:
-            entry.ordered_at = rfc3339(backlog - len(result.kept))
+        if not entry.published or entry.published > seen:  # a date in the future is not one to sort by
+            entry.ordered_at = rfc3339(backlog - undated)
+            undated += 1
         result.kept.append(entry)
     return result
 

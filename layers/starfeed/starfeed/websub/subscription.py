@@ -53,18 +53,24 @@ def safety_check_at(push: dict, now: float, current: float | None, settings: Set
     return max(now + settings.min_interval, min(max(current or now, now + SAFETY_CHECK), renew_at))
 
 
-def reachable(public_url: str, hub: str) -> bool:
-    """Whether the hub can reach our callback: not when the callback is on loopback (`make run`
-    without a tunnel) and the hub is not."""
+def askable(public_url: str, hub: str) -> bool:
+    """Whether to ask this hub at all: not starfeed itself (a feed may name any URL as its hub),
+    not a hub that could never reach our callback (on loopback, under `make run` without a
+    tunnel), and not one the secret would reach in clear text (§5.1: https, but for loopback)."""
     def loopback(url: str) -> bool:
         host = (urlsplit(url).hostname or "").lower()
         return host == "localhost" or host.endswith(".localhost") or host.startswith("127.") or host == "::1"
-    return loopback(hub) or not loopback(public_url)
+    base = public_url.rstrip("/")
+    if hub == base or hub.startswith(base + "/"):
+        return False
+    if loopback(hub):
+        return True
+    return not loopback(public_url) and urlsplit(hub).scheme == "https"
 
 
 def wanted(push: dict | None, found: tuple[str, str] | None, now: float, settings: Settings) -> str | None:
     """Why to ask the hub for a subscription now ("new", "moved", "renew", "again"), or None."""
-    if not found or not settings.websub_subscribe or not reachable(settings.public_url, found[0]):
+    if not found or not settings.websub_subscribe or not askable(settings.public_url, found[0]):
         return None
     if not push or push.get("state") == UNSUBSCRIBING:
         return "new"

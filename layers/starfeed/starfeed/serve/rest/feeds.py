@@ -125,7 +125,7 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
                                            backfill=new.backfill, website=new.website, pick=new.pick,
                                            no_check=not new.check, enforce_domain=new.enforce_domain,
                                            no_root_domain=new.no_root_domain, deframe=new.deframe)
-            if new.history and done.outcome == "added":
+            if new.history:  # a feed subscribed already too: its history is what was asked for
                 done.source = subscribe.start_history(storage, done.source.source_id, time.time())
         except subscribe.Refused as exc:
             raise ApiProblem(422, str(exc)) from None
