@@ -170,7 +170,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         walked = add_source(storage, origin.serve("/iam-arch/feed.xml", Reply(200, current)), hour_ago, ["iam"])[0]
         assert api_call(stack, "POST", f"/api/v1/feeds/{walked.source_id}/backfill")["statusCode"] == 202
         stack.drain()
-        assert storage.sources.get(walked.source_id).history["entries"] == 1
+        assert storage.sources.get(walked.source_id).history["entries"] == 2  # the feed's own and the archive's
         assert main(["source", "remove", deframed.source_id]) == 0
         restored = api_call(stack, "POST", "/api/v1/feeds", {"url": deframed.url})
         assert json.loads(restored["body"])["outcome"] == "restored"

@@ -128,7 +128,7 @@ def test_subscribe_walk_entries_and_fetch_one_and_its_raw_bytes(stack, storage, 
 
 def test_errors_are_problems_a_person_can_act_on(stack, api_url, openapi):
     cases = [("GET", f"{V1}/feeds/abcdef123", {}, 404, "no feed with id abcdef123"),
-             ("GET", f"{V1}/feeds/NOT-AN-ID", {}, 422, "path.feed_id"),
+             ("GET", f"{V1}/feeds/not%20an%20id", {}, 422, "path.feed_id"),
              ("GET", f"{V1}/feeds?limit=0", {}, 422, "query.limit"),
              ("GET", f"{V1}/feeds?cursor=bm9wZQ", {}, 400, "cursor is not a cursor of this list"),
              ("GET", f"{V1}/entries/no-such-entry", {}, 404, "no stored entry has this uid"),

@@ -50,7 +50,7 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
         # A page starts no earlier than `since`'s day, and no query walks the days before it.
         after = cursor_keys(cursor, "entries", ("seen_day", "first_seen", "feed_id", "entry_uid"), lambda keys: (
             is_day(keys["seen_day"]) and start[:10] <= keys["seen_day"] <= rfc3339(now)[:10]
-            and STAMP.match(keys["first_seen"]) is not None and FEED_ID.match(keys["feed_id"]) is not None
+            and STAMP.match(keys["first_seen"]) is not None and fits_key(keys["feed_id"])
             and fits_key(keys["entry_uid"])))
         page = storage.entry_lists.first_seen_since(start, limit, after, now)
         next_url = page.after and page_url(base(), f"{V1}/entries", {

@@ -21,7 +21,7 @@ from starfeed.serve.rest.views import V1, entry_view, feed_view
 from starfeed.store import Storage
 from starfeed.store.limits import SORT_KEY_BYTES
 
-FEED_ID = re.compile(r"^[0-9a-f]{6,64}$")
+FEED_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # ids are hex; any the store holds is listed, so taken
 STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 FeedId = Annotated[str, Path(pattern=FEED_ID.pattern, description="a feed's id, as GET /feeds lists it")]
 Limit = Annotated[int, Query(ge=1, le=PAGE_LIMIT)]
@@ -96,7 +96,7 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
                 responses=responses({200: FeedPage}, 400, 422))
     def list_feeds(limit: Limit = 50, cursor: Cursor = None) -> Response[FeedPage]:
         after = cursor_keys(cursor, "feeds", ("created_at", "id"),
-                            lambda keys: FEED_ID.match(keys["id"]) is not None and _is_float(keys["created_at"]))
+                            lambda keys: fits_key(keys["id"]) and _is_float(keys["created_at"]))
         sources = sorted((s for s in storage.sources.all() if s.deleted_at is None),
                          key=lambda s: (s.created_at, s.source_id))
         if after:
