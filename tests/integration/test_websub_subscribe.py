@@ -90,7 +90,8 @@ def test_the_callback_answers_only_what_starfeed_asked_for(stack, storage, hub, 
     for target, query in ((callback, {"hub.mode": "subscribe", "hub.topic": "https://elsewhere.example/feed"}),
                           (callback, {"hub.mode": "unsubscribe", "hub.topic": url}),  # never asked for
                           (callback, {"hub.mode": "subscribe", "hub.topic": url}),  # verified already
-                          (wrong_token, {"hub.mode": "subscribe", "hub.topic": url})):
+                          (wrong_token, {"hub.mode": "subscribe", "hub.topic": url}),
+                          (callback.rsplit("/", 1)[0] + "/ünïcödé", {"hub.mode": "subscribe", "hub.topic": url})):
         answer = hub.verify_as(target, **query, **{"hub.challenge": "c"})
         assert answer.status_code == 404 and answer.text != "c", query
     assert storage.sources.get(source.source_id).push["state"] == "verified"

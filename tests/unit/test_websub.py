@@ -112,3 +112,15 @@ def test_starfeed_itself_and_a_hub_in_clear_text_are_never_asked():
     assert wanted(None, ("http://hub.example/", FEED), NOW, SETTINGS) is None  # the secret in clear text
     local = Settings(public_url="http://127.0.0.1:3000")
     assert wanted(None, ("http://127.0.0.1:3000/websub/x", FEED), NOW, local) is None
+
+
+@pytest.mark.parametrize("header", ["sha256=ünïcode", "sha256=" + "é" * 64, "sha1=\u0000"])
+def test_a_signature_in_any_characters_is_refused_not_raised(header):
+    assert not signature_valid(header, "secret", b"body")
+
+
+@pytest.mark.parametrize("lease, seconds", [("²", 864000), ("99999999999999", 365 * 86400), ("-5", 864000)])
+def test_a_lease_granted_oddly_is_taken_within_reason(lease, seconds):
+    pending, _ = new_subscription(HUB, FEED, NOW)
+    _, push = verified(pending, "subscribe", FEED, lease, None, NOW, SETTINGS)
+    assert push["expires_at"] == NOW + seconds

@@ -33,7 +33,8 @@ def router(storage: Storage) -> Router:
     def subscribed(source_id: str, token: str) -> Source | None:
         source = storage.sources.get(source_id) if len(source_id) <= 64 else None
         push = source.push if source else None
-        return source if push and hmac.compare_digest(str(push.get("token", "")), token) else None
+        # As bytes: a path API Gateway decoded may hold any character, which compare_digest refuses in a str.
+        return source if push and hmac.compare_digest(str(push.get("token", "")).encode(), token.encode()) else None
 
     def text(status: int, body: str = "") -> Response:
         return Response(status, "text/plain; charset=utf-8", body)

@@ -17,6 +17,7 @@ from starfeed.settings import Settings
 PENDING, VERIFIED, DENIED, UNSUBSCRIBING, FAILED = "pending", "verified", "denied", "unsubscribing", "failed"
 RETRY_SECONDS = {PENDING: 86400, DENIED: 7 * 86400, FAILED: 86400}  # before asking the hub again
 SAFETY_CHECK = 86400  # seed 003 §4.6: a pushed feed is still polled, once a day
+MAX_LEASE = 365 * 86400  # a longer lease granted is taken as a year: the renewal still comes
 SIGNATURES = {"sha1": hashlib.sha1, "sha256": hashlib.sha256, "sha384": hashlib.sha384, "sha512": hashlib.sha512}
 
 
@@ -94,7 +95,7 @@ def signature_valid(header: str | None, secret: str | None, body: bytes) -> bool
     if digest is None:
         return False
     expected = hmac.new(secret.encode(), body, digest).hexdigest()
-    return hmac.compare_digest(expected, given.strip().lower())
+    return hmac.compare_digest(expected.encode(), given.strip().lower().encode())  # bytes: any header compares
 
 
 def verified(push: dict | None, mode: str | None, topic: str | None, lease: str | None, reason: str | None,
@@ -106,7 +107,9 @@ def verified(push: dict | None, mode: str | None, topic: str | None, lease: str 
         return False, None
     asked = push.get("state") == PENDING or push.get("renewing")
     if mode == "subscribe" and asked:
-        seconds = int(lease) if lease and lease.isdigit() else settings.websub_lease_seconds
+        # A lease as the hub grants it, within reason: "²" is a digit to isdigit(), and ten years is no lease.
+        seconds = int(lease) if lease and lease.isascii() and lease.isdigit() else settings.websub_lease_seconds
+        seconds = min(seconds, MAX_LEASE)
         return True, {**push, "state": VERIFIED, "expires_at": now + max(60, seconds), "verified_at": now,
                       "renewing": False, "reason": None}
     if mode == "unsubscribe" and push.get("state") == UNSUBSCRIBING:
