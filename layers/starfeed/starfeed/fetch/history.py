@@ -58,7 +58,7 @@ def walk_step(storage: Storage, step: dict, now: float) -> dict | None:
         room = max(0, settings.backfill_max_entries - step["entries"])
         for entry in ingested.entries[:room]:
             entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
-        new = storage.entries.upsert(ingested.entries[:room], now, source.collections).new
+        new = storage.entries.upsert(ingested.entries[:room], now, source.collections, sightings=False).new
         if new:
             storage.queues.send_render(targets_for(source))
     except Exception as exc:  # noqa: BLE001 - the walk stops with the reason; polling goes on
@@ -76,7 +76,9 @@ def walk_step(storage: Storage, step: dict, now: float) -> dict | None:
     if _digest(older) in (source.history or {}).get("walked", []):
         return _stop(storage, source, done, now, "done", f"{redact(older)} was walked already, by an earlier walk",
                      stored)
-    if step["docs"] and ingested.entries and not new:
+    # A step retried (its next message was lost) finds its own entries stored: that is no end.
+    retried = _digest(url) in (source.history or {}).get("walked", [])
+    if step["docs"] and ingested.entries and not new and not retried:
         return _stop(storage, source, done, now, "done", "a document whose entries were all stored already", stored)
     if done["docs"] > settings.backfill_max_docs:
         return _stop(storage, source, done, now, "stopped",

@@ -137,7 +137,7 @@ def serve(host: str, port: int) -> ApiServer:
             if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
                 return self._reply(411, {"content-type": "application/json"}, b'{"message":"Length Required"}')
             length = self.headers.get("Content-Length") or "0"
-            if not length.isdigit():
+            if not (length.isascii() and length.isdigit()):
                 return self._reply(400, {"content-type": "application/json"}, b'{"message":"Bad Request"}')
             if int(length) > PAYLOAD_BYTES:  # refused unread, as API Gateway refuses it
                 self.close_connection = True

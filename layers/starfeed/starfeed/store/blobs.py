@@ -88,11 +88,14 @@ class Blobs:
         """A fetch's record (status, headers, when) and the body it points at, as stored; None
         when there is no such record (never stored, or expired)."""
         try:
-            stored = self._s3.get_object(Bucket=self._settings.raw_bucket, Key=record_key)
-        except self._s3.exceptions.NoSuchKey:
-            return None
-        record = json.loads(stored["Body"].read())
-        body = self._s3.get_object(Bucket=self._settings.raw_bucket, Key=record["body_key"])["Body"].read()
+            record = json.loads(self._s3.get_object(Bucket=self._settings.raw_bucket, Key=record_key)["Body"].read())
+            body = self._s3.get_object(Bucket=self._settings.raw_bucket, Key=record["body_key"])["Body"].read()
+        except ClientError as exc:
+            # Without s3:ListBucket, S3 answers a missing key with AccessDenied; a body may expire
+            # before a later record pointing at it (bodies are kept once, by digest).
+            if exc.response["Error"]["Code"] in ("NoSuchKey", "AccessDenied", "404", "403"):
+                return None
+            raise
         return record, body
 
     # Rendered feeds ------------------------------------------------------------------------

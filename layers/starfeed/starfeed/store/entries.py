@@ -50,7 +50,7 @@ class Entries:
         self._records, self.settings, self._db = records, settings, dynamodb
 
     def upsert(self, entries: list[Entry], now: float, collections: list[str] = (),
-               announce: Callable[[list[Entry]], None] | None = None) -> Upserted:
+               announce: Callable[[list[Entry]], None] | None = None, sightings: bool = True) -> Upserted:
         """Store entries, deduplicated by (feed, entry_uid); returns the ones new to the store.
         announce(new entries), when given, runs before anything is written: what must follow a
         new entry (its analysis) is asked for first, so a failure stores nothing and the retried
@@ -99,7 +99,7 @@ class Entries:
                 for sort_key in stale_copies:
                     batch.delete(C(collection, sort_key))
         seen = entries[0].last_seen
-        for uid in sighted:
+        for uid in sighted if sightings else ():  # an archive walk's are not sightings of the feed
             E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])
         self._note_old_days([entry for entry, _ in new + changed])
         return Upserted([entry for entry, _ in new], refused)

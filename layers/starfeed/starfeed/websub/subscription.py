@@ -108,7 +108,8 @@ def verified(push: dict | None, mode: str | None, topic: str | None, lease: str 
     asked = push.get("state") == PENDING or push.get("renewing")
     if mode == "subscribe" and asked:
         # A lease as the hub grants it, within reason: "²" is a digit to isdigit(), and ten years is no lease.
-        seconds = int(lease) if lease and lease.isascii() and lease.isdigit() else settings.websub_lease_seconds
+        number = lease and lease.isascii() and lease.isdigit() and len(lease) <= 12
+        seconds = int(lease) if number else settings.websub_lease_seconds
         seconds = min(seconds, MAX_LEASE)
         return True, {**push, "state": VERIFIED, "expires_at": now + max(60, seconds), "verified_at": now,
                       "renewing": False, "reason": None}

@@ -4,6 +4,7 @@ OpenAPI document at /api/v1/openapi.json, and every error an RFC 9457 problem.""
 from __future__ import annotations
 
 import json
+import logging
 from functools import cached_property
 from urllib.parse import quote
 
@@ -16,6 +17,7 @@ from starfeed.serve.rest.problems import PROBLEM_JSON, ApiProblem, invalid_param
 from starfeed.serve.rest.views import V1
 from starfeed.store import Storage
 
+log = logging.getLogger(__name__)
 VERSION = "1.0.0"
 FORBIDDEN = {"statusCode": 403, "headers": {"Content-Type": PROBLEM_JSON}, "isBase64Encoded": False,
              "body": json.dumps({"type": "about:blank", "title": "Forbidden", "status": 403,
@@ -85,10 +87,17 @@ class RestApi:
             return problem(422, "the request is not valid: see errors", app.current_event.path,
                            invalid_parameters(exc.errors()))
 
+        @app.exception_handler(Exception)
+        def failed(exc: Exception):  # a problem document still, with what the log is found by
+            log.exception("rest: %s failed", app.current_event.path)
+            request = (app.current_event.raw_event.get("requestContext") or {}).get("requestId")
+            return problem(500, f"the request failed on our side ({type(exc).__name__}); request id {request}",
+                           app.current_event.path)
+
         @app.not_found
         def not_found(_exc):
             event = app.current_event
-            allowed = allowed_methods(json.loads(self.openapi_document)["paths"], event.path)
+            allowed = allowed_methods(self.paths, event.path)
             if allowed and event.http_method not in allowed:
                 response = problem(405, f"{event.http_method} is not allowed here: this route takes "
                                         f"{', '.join(allowed)}", event.path)
@@ -97,6 +106,10 @@ class RestApi:
             return problem(404, f"no such route: GET {V1}/openapi.json lists them", event.path)
 
         self.app = app
+
+    @cached_property
+    def paths(self) -> dict:
+        return json.loads(self.openapi_document)["paths"]
 
     @cached_property
     def openapi_document(self) -> str:

@@ -28,6 +28,7 @@ DAY = 86400
 # A recorded header is shown as Starfeed-Origin-<Name>: only names HTTP allows, values on one line.
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 URL_SAFE = ":/?#[]@!$&'()*+,;=%~"
+RAW_ANSWER_BYTES = 4 * 1024 * 1024  # a Lambda answers 6 MB at most, and bytes go base64-encoded
 
 
 def router(storage: Storage, base: Callable[[], str]) -> Router:
@@ -50,7 +51,8 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
         # A page starts no earlier than `since`'s day, and no query walks the days before it.
         after = cursor_keys(cursor, "entries", ("seen_day", "first_seen", "feed_id", "entry_uid"), lambda keys: (
             is_day(keys["seen_day"]) and start[:10] <= keys["seen_day"] <= rfc3339(now)[:10]
-            and STAMP.match(keys["first_seen"]) is not None and fits_key(keys["feed_id"])
+            and STAMP.match(keys["first_seen"]) is not None and keys["first_seen"] >= start
+            and keys["first_seen"][:10] == keys["seen_day"] and fits_key(keys["feed_id"])
             and fits_key(keys["entry_uid"])))
         page = storage.entry_lists.first_seen_since(start, limit, after, now)
         next_url = page.after and page_url(base(), f"{V1}/entries", {
@@ -75,12 +77,15 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
 
     @routes.get(f"{V1}/raw/<fetch_id>", summary="The bytes a fetch received, as stored; its recorded status "
                 "and response headers as Starfeed-Origin-* headers",
-                responses=responses({200: "application/octet-stream"}, 404, 422))
+                responses=responses({200: "application/octet-stream"}, 404, 413, 422))
     def raw(fetch_id: Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")]):
         stored = storage.blobs.get_raw_fetch(raw_fetch_key(fetch_id))
         if stored is None:
             raise ApiProblem(404, f"no raw payload {fetch_id}: never stored, or past RawRetentionDays")
         record, body = stored
+        if len(body) > RAW_ANSWER_BYTES:
+            raise ApiProblem(413, f"{len(body):,} bytes: over what a Lambda may answer ({RAW_ANSWER_BYTES:,} "
+                                  f"bytes, base64-encoded); it is in the raw bucket as {record['body_key']}")
         headers = {"Starfeed-Origin-Status": str(record.get("http_status")),
                    "Starfeed-Fetched-At": str(record.get("fetched_at")), "Starfeed-Url": quote(str(record.get("url")), safe=URL_SAFE),
                    "Repr-Digest": f"sha-256=:{base64.b64encode(bytes.fromhex(record['body_sha256'])).decode()}:",

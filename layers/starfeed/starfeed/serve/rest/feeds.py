@@ -37,11 +37,11 @@ def stamp(moment: str | None) -> str | None:
         return None
     try:
         parsed = datetime.fromisoformat(moment.upper().replace("Z", "+00:00"))
-    except ValueError:
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=timezone.utc)
+        return parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (ValueError, OverflowError):  # 9999-12-31T23:59-01:00 is past the last year a datetime holds
         raise ApiProblem(400, f"{moment!r} is not a time: expected RFC 3339, such as 2026-11-26T08:00:00Z") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def cursor_keys(cursor: str | None, kind: str, names: tuple[str, ...],
@@ -146,7 +146,10 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
                    "served again; kept until purged (then 404 here). Answers the feed as removed", responses=responses({200: Feed}, 404, 422))
     def remove_feed(feed_id: FeedId) -> Feed:
         existing(feed_id)
-        return feed_view(subscribe.remove(storage, feed_id, time.time()), base())
+        try:
+            return feed_view(subscribe.remove(storage, feed_id, time.time()), base())
+        except subscribe.Refused as exc:  # removed meanwhile, by another request
+            raise ApiProblem(404, str(exc)) from None
 
     @routes.post(f"{V1}/feeds/<feed_id>/refetch", summary="Fetch now (`starfeed source sync`): the next "
                  "scheduler run fetches it", responses=responses({202: Refetch}, 404, 409, 422))
@@ -175,13 +178,18 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
     def feed_entries(feed_id: FeedId, since: Moment = None, until: Moment = None, limit: Limit = 50,
                      cursor: Cursor = None) -> Response[EntryPage]:
         existing(feed_id)
-        after = cursor_keys(cursor, "feed-entries", ("feed_id", "entry_uid", "sort_key"),
-                            lambda keys: fits_key(keys["entry_uid"]) and fits_key(keys["sort_key"]))
+        since, until = stamp(since), stamp(until)
+        if since and until and since > until:
+            raise ApiProblem(400, f"since {since} is later than until {until}")
+        # DynamoDB refuses a start key outside the query's range: a cursor reused with another range is not one.
+        after = cursor_keys(cursor, "feed-entries", ("feed_id", "entry_uid", "sort_key"), lambda keys: (
+            fits_key(keys["entry_uid"]) and fits_key(keys["sort_key"])
+            and (not since or keys["sort_key"] >= since) and (not until or keys["sort_key"] < until)))
         if after and after["feed_id"] != feed_id:
             raise ApiProblem(400, "cursor is not a cursor of this list: it belongs to another feed's entries")
-        page = storage.entry_lists.of_feed(feed_id, limit, stamp(since), stamp(until), after)
+        page = storage.entry_lists.of_feed(feed_id, limit, since, until, after)
         next_url = page.after and page_url(base(), f"{V1}/feeds/{feed_id}/entries", {
-            "since": stamp(since), "until": stamp(until), "limit": limit,
+            "since": since, "until": until, "limit": limit,
             "cursor": encode_cursor("feed-entries", page.after)})
         return Response(200, "application/json",
                         EntryPage(entries=[entry_view(e, base()) for e in page.entries], next=next_url),
