@@ -272,3 +272,16 @@ def test_decisions(settings, state, outcome, pace, expected):
     d = decide(source(**state), outcome, settings, NOW, NoJitter(), pace)
     at = None if d.next_check_at is None else int(d.next_check_at)  # to the second, as worked out
     assert (d.interval, d.reason, at) == expected
+
+
+def test_a_rare_source_may_wait_beyond_a_day_only_when_rare_max_interval_allows_it():
+    # Three posts a month ago: far below the pace's activity threshold; the sqrt rule asks more
+    # than a day. Seed 003's cap holds by default; an active source keeps it under either setting.
+    rare = source(publications=[NOW - 40 * 86400, NOW - 35 * 86400, NOW - 30 * 86400])
+    pace = Pace(6 * 3600, 0.3)
+    rhythm = Settings(interval_model="rhythm")
+    longer = Settings(interval_model="rhythm", rare_max_interval=7 * 86400)
+    assert decide(rare, FetchOutcome(200), rhythm, NOW, NoJitter(), pace).interval == 86400
+    assert 86400 < decide(rare, FetchOutcome(200), longer, NOW, NoJitter(), pace).interval <= 7 * 86400
+    active = Pace(6 * 3600, 0.01)  # the same source counted active: a day at most
+    assert decide(rare, FetchOutcome(200), longer, NOW, NoJitter(), active).interval == 86400

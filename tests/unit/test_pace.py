@@ -36,16 +36,16 @@ def test_the_slowest_sources_whose_posts_are_a_few_percent_are_not_active():
 
 
 def test_the_entry_frequency_interval_is_a_week_over_the_weeks_posts():
-    assert entry_frequency_interval(evenly(24), NOW, SETTINGS) == pytest.approx(HOUR, rel=0.01)
-    assert entry_frequency_interval([], NOW, SETTINGS) == SETTINGS.max_interval
-    assert entry_frequency_interval([NOW - 30 * DAY], NOW, SETTINGS) == SETTINGS.max_interval
+    assert entry_frequency_interval(evenly(24), NOW) == pytest.approx(HOUR, rel=0.01)
+    assert entry_frequency_interval([], NOW) == 86400
+    assert entry_frequency_interval([NOW - 30 * DAY], NOW) == 86400
     # Two posts ten minutes apart make it check every ten minutes for a week: its known quirk.
-    assert entry_frequency_interval([NOW - 3 * DAY, NOW - 3 * DAY + 600], NOW, SETTINGS) == 600
+    assert entry_frequency_interval([NOW - 3 * DAY, NOW - 3 * DAY + 600], NOW) == 600
     # Posts all stamped alike give its weekly count no gap: none, so the longest interval.
-    assert entry_frequency_interval([NOW - DAY] * 5, NOW, SETTINGS) == SETTINGS.max_interval
+    assert entry_frequency_interval([NOW - DAY] * 5, NOW) == 86400
     # A post a day: weekly 7, so 1440 minutes; a post every 7 hours: weekly 24, so 420 minutes.
-    assert entry_frequency_interval([NOW - DAY * n for n in range(6, -1, -1)], NOW, SETTINGS) == 86400
-    assert entry_frequency_interval([NOW - 3 * DAY + 7 * HOUR * n for n in range(10)], NOW, SETTINGS) == 420 * 60
+    assert entry_frequency_interval([NOW - DAY * n for n in range(6, -1, -1)], NOW) == 86400
+    assert entry_frequency_interval([NOW - 3 * DAY + 7 * HOUR * n for n in range(10)], NOW) == 420 * 60
 
 
 def test_the_horizon_is_a_share_of_the_entry_frequency_p95_on_the_same_sources():
@@ -88,3 +88,11 @@ def test_a_decision_waits_by_the_pace_it_is_given():
     wait = lambda pace: decide(source, FetchOutcome(200), SETTINGS, NOW, random.Random(1), pace).interval  # noqa: E731
     assert wait(Pace(600, 0.1)) < wait(Pace(7200, 0.1)) < wait(Pace(7200, 50.0))
     assert wait(None) == wait(SETTINGS.initial_pace())  # before the scheduler's first step
+
+
+def test_the_reference_keeps_minifluxs_clamps_whatever_ours_are():
+    sources = [evenly(0.5)] * 50 + [evenly(4)] * 50
+    ours = next_pace(SETTINGS.initial_pace(), sources, SETTINGS, NOW)
+    wider = Settings(min_interval=60, max_interval=7 * DAY)
+    assert next_pace(wider.initial_pace(), sources, wider, NOW).reference == ours.reference
+    assert entry_frequency_interval([NOW - 3 * DAY, NOW - 3 * DAY + 60], NOW) == 300  # its 5 minutes

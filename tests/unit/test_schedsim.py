@@ -83,3 +83,64 @@ def test_starfeeds_pace_is_recomputed_hourly_from_every_simulated_source(monkeyp
     simulate([Feed("a", "h", [START + 100]), busy], Starfeed, START, END, random.Random(1))
     assert [now for now, _ in steps] == [START + 3600 * n for n in range(1, 25)]
     assert {count for _, count in steps} == {2}
+
+
+def test_the_miniflux_baseline_keeps_its_own_clamps_whatever_starfeeds_are(monkeypatch):
+    from starfeed.bench import schedsim
+
+    quiet = [Feed("q", "h", [START - 30 * 86400])]  # no post in the last week: 1440 minutes
+    before = simulate(quiet, MinifluxEntryFrequency, START, START + 7 * 86400, random.Random(1)).fetches
+    monkeypatch.setattr(schedsim.Starfeed, "settings", schedsim.Settings(max_interval=7 * 86400))
+    assert simulate(quiet, MinifluxEntryFrequency, START, START + 7 * 86400, random.Random(1)).fetches == before == 7
+
+
+def test_a_pushed_feeds_posts_arrive_at_once_and_it_is_polled_daily():
+    from starfeed.bench.schedsim import HUB_LATENCY, StarfeedPush
+
+    history = [START - 3600 * n for n in range(20, 0, -1)]
+    posts = history + [START + 3600 * n + 17 for n in range(1, 24)]
+    polled = simulate([Feed("a", "h", posts, push=True)], Starfeed, START, END, random.Random(1))
+    pushed = simulate([Feed("a", "h", posts, push=True)], StarfeedPush, START, END, random.Random(1))
+    assert pushed.delays == [HUB_LATENCY] * 23 and pushed.pushes == 23 and pushed.new_entries == 23
+    assert pushed.fetches == 1 < polled.fetches  # the first check, then the safety check a day on
+    assert polled.pushes == 0 and min(polled.delays) > HUB_LATENCY
+
+
+def test_the_push_share_marks_feeds_and_leaves_the_rest_of_the_population_alone():
+    from starfeed.bench.schedsim import Shape
+
+    plain = generate(200, 3, seed=4)
+    marked = generate(200, 3, seed=4, shape=Shape(push_share=0.5))
+    _, _, feeds = read_population(io.StringIO("\n".join(marked)))
+    assert 70 < sum(f.push for f in feeds) < 130
+    unmarked = [{key: value for key, value in json.loads(line).items() if key != "push"} for line in marked]
+    assert [json.loads(line) for line in plain] == unmarked
+    report = run(*read_population(io.StringIO("\n".join(marked))))["schedulers"]
+    assert report["starfeed+push"]["pushes"] > 0 and "starfeed+push" not in run(
+        *read_population(io.StringIO("\n".join(plain))))["schedulers"]
+
+
+def test_the_oracle_holds_its_horizon_for_all_but_the_tail():
+    from starfeed.bench.schedsim import oracle, percentile
+
+    start, end, feeds = read_population(io.StringIO("\n".join(generate(60, 6, seed=3))))
+    for horizon in (3 * 3600, 8 * 3600):
+        tally = simulate(feeds, oracle(feeds, start, end, horizon), start, end, random.Random(1))
+        assert percentile(tally.delays, 0.9) <= horizon + 300 < percentile(tally.delays, 0.99)
+    fewer = simulate(feeds, oracle(feeds, start, end, 8 * 3600), start, end, random.Random(1)).fetches
+    assert fewer < simulate(feeds, oracle(feeds, start, end, 3 * 3600), start, end, random.Random(1)).fetches
+    week = oracle(feeds, start, end, 8 * 3600, longest=7 * 86400)
+    assert simulate(feeds, week, start, end, random.Random(1)).fetches < fewer
+
+
+def test_the_frontier_has_one_row_per_setting(monkeypatch):
+    from starfeed.bench import schedsim
+
+    monkeypatch.setattr(schedsim, "HORIZON_SHARES", (0.3, 0.6))
+    monkeypatch.setattr(schedsim, "ORACLE_SHARES", (0.4,))
+    start, end, feeds = read_population(io.StringIO("\n".join(generate(20, 2, seed=5))))
+    rows = schedsim.frontier(start, end, feeds)
+    assert [r["setting"] for r in rows] == [
+        "starfeed horizon_share 0.3", "starfeed horizon_share 0.6", "starfeed horizon_share 0.4, rare_max_interval 7 d",
+        "oracle, horizon 0.4 x Miniflux p95, longest 1 d", "oracle, horizon 0.4 x Miniflux p95, longest 7 d"]
+    assert rows[0]["fetches"] > rows[1]["fetches"] and all(r["p95"] > 0 for r in rows)

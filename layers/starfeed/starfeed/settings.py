@@ -66,9 +66,11 @@ class Settings:
     # The scheduler moves both of those every hour (schedule/pace.py): active_max_wait becomes
     # horizon_share of the p95 delay the entry-frequency rule (a check per expected post) would
     # give these sources, and every source counts as active but the slowest, whose posts add up to
-    # rare_post_share of all.
+    # rare_post_share of all. A source that is not active may wait up to rare_max_interval
+    # (86400, the default: seed 003's cap for every source).
     horizon_share: float = 0.40
     rare_post_share: float = 0.04
+    rare_max_interval: int = 86400
     lease_seconds: int = 600
     # A fetch message that fails unexpectedly is retried alone after this many seconds (its
     # host's FIFO group waits no longer), and dead-lettered after the queue's maxReceiveCount.

@@ -1,11 +1,13 @@
 """Replay a population of feeds against schedulers with a simulated clock (issue 7).
 
     python -m starfeed.bench.schedsim --population FILE [--days N] [--json]
+    python -m starfeed.bench.schedsim --population FILE --frontier
     python -m starfeed.bench.schedsim --generate FILE [--feeds 10000] [--days 30] [--seed 1]
+        [--push-share 0.15]
 
 Population file, JSON lines: first {"start": EPOCH, "end": EPOCH}, then one feed per line:
 {"id", "host", "published": [ascending epochs], "validators": bool, "ttl_minutes": int|null,
- "retry_after": [[start, end], ...], "failures": [[start, end], ...]}.
+ "retry_after": [[start, end], ...], "failures": [[start, end], ...], "push": bool (optional)}.
 
 A fetch at t sees the feed's latest 20 publications at or before t (those before start are
 history: visible at the first fetch, not counted). Inside a retry_after window it gets 429 with
@@ -13,7 +15,9 @@ Retry-After = window end - t; inside a failures window, 500; with validators and
 304; else 200. Fetches happen on the scheduler's tick (the deployed default, 5 minutes).
 A publication's delay runs to the first successful fetch at or after it (end - publication if
 none); within_2x_share is seed 003's SLO: the share of fetches that came within twice the wait
-the scheduler chose.
+the scheduler chose. A feed with "push" has a WebSub hub: under `starfeed+push` each of its posts
+arrives HUB_LATENCY after publication, as a push (counted apart, not a fetch), and the feed is
+polled by the daily safety check. The other schedulers poll it like any feed.
 """
 
 from __future__ import annotations
@@ -24,17 +28,19 @@ import json
 import math
 import random
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from starfeed.model import FetchOutcome, Source
 from starfeed.schedule.decide import decide
 from starfeed.model import Pace
-from starfeed.schedule.pace import EVERY as PACE_EVERY, entry_frequency_interval, next_pace
+from starfeed.schedule.pace import EVERY as PACE_EVERY, MINIFLUX_CLAMPS, entry_frequency_interval, next_pace
 from starfeed.settings import Settings
+from starfeed.websub.subscription import SAFETY_CHECK
 
 TICK = 300  # template.yaml's ScheduleRate default: rate(5 minutes)
 VISIBLE = 20
 DAY, MONTH = 86400, 30 * 86400
+HUB_LATENCY = 5  # seconds from publication to a hub's push
 
 
 class BadPopulation(ValueError):
@@ -50,6 +56,7 @@ class Feed:
     ttl_minutes: int | None = None
     retry_after: list[tuple[float, float]] = field(default_factory=list)
     failures: list[tuple[float, float]] = field(default_factory=list)
+    push: bool = False  # its hub pushes every post (WebSub)
 
 
 def read_population(lines) -> tuple[float, float, list[Feed]]:
@@ -72,7 +79,8 @@ def read_population(lines) -> tuple[float, float, list[Feed]]:
             feeds.append(Feed(str(record["id"]), str(record["host"]), published, bool(record["validators"]),
                               record.get("ttl_minutes"),
                               [(float(a), float(b)) for a, b in record.get("retry_after") or []],
-                              [(float(a), float(b)) for a, b in record.get("failures") or []]))
+                              [(float(a), float(b)) for a, b in record.get("failures") or []],
+                              bool(record.get("push", False))))
         except (ValueError, KeyError, TypeError) as exc:
             raise BadPopulation(f"line {number}: {type(exc).__name__}: {exc}") from None
     if start is None:
@@ -94,6 +102,7 @@ class Tally:
     new_entries: int = 0
     within_2x: int = 0
     gaps: int = 0
+    pushes: int = 0
     delays: list[float] = field(default_factory=list)
 
 
@@ -105,26 +114,37 @@ class Starfeed:
 
     name = "starfeed"
     pace_every = PACE_EVERY  # as the scheduler steps it
+    settings = Settings()
+    push = False  # whether feeds with a hub get their posts pushed
 
     def __init__(self, feed: Feed, rng: random.Random):
         self.source, self.rng, self.pace = Source(source_id=feed.id, url=f"https://{feed.host}/"), rng, None
+        self.pushed = self.push and feed.push
 
     def wait(self, t, status, new, visible, retry_after, ttl, seen):
         outcome = FetchOutcome(status, new_entries=len(new), not_modified=status == 304,
                                error=None if status in (200, 304) else f"HTTP {status}",
                                retry_after=retry_after, ttl_minutes=ttl, publications=tuple(visible))
-        d = decide(self.source, outcome, SETTINGS, t, self.rng, self.pace)
+        d = decide(self.source, outcome, self.settings, t, self.rng, self.pace)
         s = self.source
         s.interval, s.consecutive_failures, s.ewma_interarrival = d.interval, d.consecutive_failures, d.ewma
         s.publications, s.hour_counts = list(d.publications), list(d.hour_counts)
-        return (d.next_check_at or t + d.interval) - t
+        wait = (d.next_check_at or t + d.interval) - t
+        # websub.subscription.safety_check_at: a pushed feed's next poll is a day away, or later.
+        return max(wait, SAFETY_CHECK) if self.pushed else wait
 
-    @staticmethod
-    def repace(schedulers: list[Starfeed], pace: Pace, t: float) -> Pace:
-        pace = next_pace(pace, [s.source.publications for s in schedulers], SETTINGS, t)
+    @classmethod
+    def repace(cls, schedulers: list[Starfeed], pace: Pace, t: float) -> Pace:
+        pace = next_pace(pace, [s.source.publications for s in schedulers], cls.settings, t)
         for scheduler in schedulers:
             scheduler.pace = pace
         return pace
+
+    @classmethod
+    def variant(cls, name: str, push: bool = False, **settings) -> type[Starfeed]:
+        """The same scheduler under other settings, or with pushes."""
+        return type(cls.__name__, (cls,), {"name": name, "push": push,
+                                           "settings": replace(cls.settings, **settings)})
 
 
 class Fixed15:
@@ -148,9 +168,9 @@ class MinifluxEntryFrequency:
         pass
 
     def wait(self, t, status, new, visible, retry_after, ttl, seen):
-        # The default clamps, 5 and 1440 minutes, are Miniflux's.
-        wait = max(entry_frequency_interval(seen, t, SETTINGS), (ttl or 0) * 60, retry_after or 0)
-        return min(wait, SETTINGS.max_interval)
+        # Miniflux's own clamps, 5 and 1440 minutes, whatever starfeed's settings are.
+        wait = max(entry_frequency_interval(seen, t), (ttl or 0) * 60, retry_after or 0)
+        return min(wait, MINIFLUX_CLAMPS[1])
 
 
 class NewsBlur:
@@ -174,8 +194,92 @@ class NewsBlur:
         return max(minutes * 60, retry_after or 0)
 
 
-SETTINGS = Settings()
+# The oracle: a bound, not a scheduler ------------------------------------------------------
+
+BIN = TICK  # the oracle's resolution of a feed's day
+
+
+def oracle(feeds: list[Feed], start: float, end: float, horizon: float, longest: float = DAY,
+           tail: float = 0.05) -> type:
+    """A scheduler that knows each feed's true rate and hour-of-day profile over the replay (not
+    when its posts come) and makes the fewest checks for which the expected share of posts
+    waiting beyond `horizon` is `tail`, so its p95 is about `horizon`. A feed gets k checks a day
+    `horizon` apart through its busiest hours and one long gap over its quietest stretch, whose
+    posts are the late ones; or, when `longest` is beyond a day, one check every `longest` at the
+    end of its busiest hours. Each feed's plan minimizes checks + price x late posts, the price
+    the lowest that keeps late posts within the tail (the Lagrangian of the linear program), and
+    what is left of the tail goes to the cheapest savings."""
+    days, bins, span = (end - start) / DAY, DAY // BIN, max(1, round(horizon / BIN))
+    choices, posts = [], 0.0
+    for feed in feeds:
+        day = [0.0] * bins  # expected posts a day, by BIN of the UTC day
+        for published in feed.published:
+            if start <= published < end:
+                day[int(published % DAY // BIN)] += 1 / days
+        choices.append(_plans(day, span, longest))
+        posts += sum(day)
+    plans = {feed.id: plan[2] for feed, plan in zip(feeds, _cheapest(choices, tail * posts))}
+
+    class Oracle:
+        name = "oracle"
+
+        def __init__(self, feed, rng):
+            self.period, self.times = plans[feed.id]
+
+        def wait(self, t, status, new, visible, retry_after, ttl, seen):
+            phase = t % self.period
+            return max(min((at - phase) % self.period or self.period for at in self.times), retry_after or 0)
+
+    return Oracle
+
+
+def _plans(day: list[float], span: int, longest: float) -> list[tuple[float, float, tuple]]:
+    """A feed's plans: (checks a day, late posts a day, (period, checks' times in the period))."""
+    bins, doubled = len(day), day + day
+    prefix = [0.0]
+    for posts in doubled:
+        prefix.append(prefix[-1] + posts)
+
+    def stretch(length: int, pick) -> tuple[float, int]:  # (posts, first bin) of the quietest/busiest
+        return pick((prefix[first + length] - prefix[first], first) for first in range(bins))
+
+    plans = []
+    for checks in range(1, -(-bins // span) + 1):
+        quiet = bins - checks * span
+        if quiet <= 0:
+            plans.append((checks, 0.0, (DAY, tuple(DAY / checks * n for n in range(checks)))))
+            break
+        late, first = stretch(quiet, min)
+        plans.append((checks, late, (DAY, tuple((first + quiet + span * n) % bins * BIN
+                                                for n in range(1, checks + 1)))))
+    if longest > DAY:
+        busiest, first = stretch(span, max)
+        cycle = longest / DAY
+        plans.append((1 / cycle, sum(day) - busiest / cycle, (longest, ((first + span) % bins * BIN,))))
+    return plans
+
+
+def _cheapest(choices: list[list[tuple]], allowed: float) -> list[tuple]:
+    def pick(price: float) -> list[tuple]:
+        return [min(plans, key=lambda plan: plan[0] + price * plan[1]) for plans in choices]
+
+    low, high = 0.0, 1e6
+    for _ in range(50):
+        price = (low + high) / 2
+        low, high = (price, high) if sum(plan[1] for plan in pick(price)) > allowed else (low, price)
+    chosen = pick(high)
+    left = allowed - sum(plan[1] for plan in chosen)
+    savings = sorted(((plan[1] - now[1]) / (now[0] - plan[0]), n, plan)
+                     for n, (plans, now) in enumerate(zip(choices, chosen)) for plan in plans if plan[0] < now[0])
+    for _, n, plan in savings:
+        if plan[0] < chosen[n][0] and plan[1] - chosen[n][1] <= left:
+            left -= plan[1] - chosen[n][1]
+            chosen[n] = plan
+    return chosen
+
+
 SCHEDULERS = (Starfeed, Fixed15, MinifluxEntryFrequency, NewsBlur)
+StarfeedPush = Starfeed.variant("starfeed+push", push=True)
 
 
 class Replay:
@@ -186,6 +290,12 @@ class Replay:
         self.t, self.first = start, True
         # Publications at or before start are history: seen, never counted.
         self.seen_upto = self.history_end = self.delivered_upto = bisect.bisect_right(feed.published, start)
+        if getattr(scheduler, "pushed", False):  # every later post arrives by push, none by a fetch
+            pushed = [p for p in feed.published[self.history_end:] if p < end]
+            tally.delays += [min(HUB_LATENCY, end - p) for p in pushed]
+            tally.pushes += len(pushed)
+            tally.new_entries += len(pushed)
+            self.delivered_upto = len(feed.published)
 
     def run_until(self, stop: float) -> None:
         feed, tally, pubs = self.feed, self.tally, self.feed.published
@@ -227,7 +337,7 @@ def simulate(feeds: list[Feed], scheduler_class, start: float, end: float, rng: 
     schedulers = [scheduler_class(feed, rng) for feed in feeds]
     replays = [Replay(feed, scheduler, start, end, tally) for feed, scheduler in zip(feeds, schedulers)]
     every = getattr(scheduler_class, "pace_every", None)
-    pace = SETTINGS.initial_pace()
+    pace = scheduler_class.settings.initial_pace() if every else None
     stop = start
     while stop < end:
         stop = min(end, stop + (every or end - start))
@@ -248,11 +358,12 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 def run(start: float, end: float, feeds: list[Feed], seed: int = 7) -> dict:
+    """Every scheduler on the population; starfeed+push too when some feed has a hub."""
     report = {}
-    for scheduler_class in SCHEDULERS:
+    for scheduler_class in SCHEDULERS + ((StarfeedPush,) if any(f.push for f in feeds) else ()):
         tally = simulate(feeds, scheduler_class, start, end, random.Random(seed))
         report[scheduler_class.name] = {
-            "fetches": tally.fetches, "new_entries": tally.new_entries,
+            "fetches": tally.fetches, "pushes": tally.pushes, "new_entries": tally.new_entries,
             "fetches_per_new_entry": round(tally.fetches / max(1, tally.new_entries), 3),
             "not_modified_share": round(tally.not_modified / max(1, tally.fetches), 3),
             "delay_p50_s": round(percentile(tally.delays, 0.5)),
@@ -260,6 +371,35 @@ def run(start: float, end: float, feeds: list[Feed], seed: int = 7) -> dict:
             "delay_p99_s": round(percentile(tally.delays, 0.99)),
             "within_2x_share": round(tally.within_2x / max(1, tally.gaps), 3)}
     return {"schedulers": report}
+
+
+HORIZON_SHARES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.8)  # starfeed's, on the frontier
+ORACLE_SHARES = (0.3, 0.35, 0.4, 0.45)  # the oracle's horizon, x Miniflux's p95
+
+
+def frontier(start: float, end: float, feeds: list[Feed], seed: int = 7) -> list[dict]:
+    """Fetches, p95 and p50 delay, each x Miniflux's: starfeed at several horizon shares and with
+    rare sources let wait a week, then the oracle at several horizons, with seed 003's one-day
+    cap and with a week's."""
+    def measured(scheduler_class) -> tuple[float, float, float]:
+        tally = simulate(feeds, scheduler_class, start, end, random.Random(seed))
+        return tally.fetches, percentile(tally.delays, 0.95), percentile(tally.delays, 0.5)
+
+    miniflux = measured(MinifluxEntryFrequency)
+
+    def row(setting: str, scheduler_class) -> dict:
+        return {"setting": setting, **{key: round(value / max(1, base), 3) for key, value, base
+                                       in zip(("fetches", "p95", "p50"), measured(scheduler_class), miniflux)}}
+
+    default = Starfeed.settings.horizon_share
+    rows = [row(f"starfeed horizon_share {share}" + (" (default)" if share == default else ""),
+                Starfeed.variant("starfeed", horizon_share=share)) for share in HORIZON_SHARES]
+    rows.append(row(f"starfeed horizon_share {default}, rare_max_interval 7 d",
+                    Starfeed.variant("starfeed", rare_max_interval=7 * DAY)))
+    for longest in (DAY, 7 * DAY):
+        rows += [row(f"oracle, horizon {share} x Miniflux p95, longest {longest // DAY} d",
+                     oracle(feeds, start, end, share * miniflux[1], longest)) for share in ORACLE_SHARES]
+    return rows
 
 
 @dataclass(frozen=True)
@@ -270,6 +410,7 @@ class Shape:
     spread: float = 1.3  # sigma of the log-normal: larger, a heavier tail both ways
     rhythm: float = 0.8  # share of off-hours posts dropped (0: posts at any hour)
     bursts: float = 0.05  # chance that a post starts a burst of a few more
+    push_share: float = 0.0  # share of feeds whose hub pushes (WebSub)
 
 
 def generate(feeds: int, days: int, seed: int, shape: Shape = Shape()) -> list[str]:
@@ -277,6 +418,7 @@ def generate(feeds: int, days: int, seed: int, shape: Shape = Shape()) -> list[s
     daily rhythm around each feed's own working hours, quieter weekends, bursts, dormant
     feeds, and some failing or rate-limiting hosts."""
     rng = random.Random(seed)
+    hubs = random.Random(f"push-{seed}")  # apart, so the rest of the population does not move
     start = 1_790_000_000.0 - 1_790_000_000.0 % DAY
     end = start + days * DAY
     lines = [json.dumps({"start": start, "end": end})]
@@ -300,10 +442,13 @@ def generate(feeds: int, days: int, seed: int, shape: Shape = Shape()) -> list[s
                     [start + rng.uniform(0, days * DAY)] if rng.random() < 0.05]
         retry = [[s, s + rng.uniform(600, 6 * 3600)] for s in
                  [start + rng.uniform(0, days * DAY)] if rng.random() < 0.03]
-        lines.append(json.dumps({"id": f"f{n}", "host": f"host{n % 2000}.example", "published": published,
-                                 "validators": rng.random() < 0.8,
-                                 "ttl_minutes": rng.choice([60, 120]) if rng.random() < 0.1 else None,
-                                 "retry_after": retry, "failures": failures}))
+        record = {"id": f"f{n}", "host": f"host{n % 2000}.example", "published": published,
+                  "validators": rng.random() < 0.8,
+                  "ttl_minutes": rng.choice([60, 120]) if rng.random() < 0.1 else None,
+                  "retry_after": retry, "failures": failures}
+        if hubs.random() < shape.push_share:
+            record["push"] = True
+        lines.append(json.dumps(record))
     return lines
 
 
@@ -316,6 +461,8 @@ def main() -> int:
     parser.add_argument("--population")
     parser.add_argument("--days", type=float, help="replay only the first N days")
     parser.add_argument("--json", action="store_true", help="print only the JSON report")
+    parser.add_argument("--frontier", action="store_true",
+                        help="fetches against p95 delay for several settings and the oracle")
     parser.add_argument("--generate", metavar="FILE", help="write a population instead")
     parser.add_argument("--feeds", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=1)
@@ -338,6 +485,12 @@ def main() -> int:
         return 2
     if args.days:
         end = min(end, start + args.days * DAY)
+    if args.frontier:
+        rows = frontier(start, end, feeds)
+        print(json.dumps(rows) if args.json else "\n".join(
+            ["| setting | fetches | p95 delay | p50 delay |", "|---|---|---|---|"]
+            + [f"| {r['setting']} | {r['fetches']:.2f}x | {r['p95']:.2f}x | {r['p50']:.2f}x |" for r in rows]))
+        return 0
     report = run(start, end, feeds)
     print(json.dumps(report, indent=None if args.json else 1))
     if not args.json:

@@ -26,7 +26,7 @@ POSTS_PER_CHECK = 5  # at most this many new posts expected per check: none fall
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
-WEEK = 7 * 86400
+DAY, WEEK = 86400, 7 * 86400
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,8 @@ def _decide(source: Source, outcome: FetchOutcome, settings: Settings, now: floa
                         failures, ewma, publications)
 
     if settings.interval_model == "rhythm":
+        if not source.max_interval and posting_rate(publications, now) * DAY < pace.active_per_day:
+            high = max(high, float(settings.rare_max_interval))  # a rare source may wait longer
         interval = _clamp(rhythm_wait(publications, hours, now, settings.sqrt_scale, high,
                                       pace.horizon, pace.active_per_day), low, high)
         reason = "rhythm"

@@ -23,6 +23,7 @@ DAY = 86400
 TAIL = 0.05  # the p95
 EVERY = 3600  # seconds between the scheduler's steps of the pace
 SMOOTHING = 1 / 24  # weight of each step's new estimate: the reference moves over about a day
+MINIFLUX_CLAMPS = (300.0, 86400.0)  # its 5 and 1440 minutes, whatever our own clamps are
 
 
 def next_pace(pace: Pace, publications: list[list[float]], settings: Settings, now: float) -> Pace:
@@ -30,7 +31,7 @@ def next_pace(pace: Pace, publications: list[list[float]], settings: Settings, n
     if not publications:
         return pace
     rates = [posting_rate(p, now) for p in publications]
-    reference = uniform_p95([(rate, entry_frequency_interval(p, now, settings))
+    reference = uniform_p95([(rate, entry_frequency_interval(p, now))
                              for rate, p in zip(rates, publications)])
     if pace.reference:  # it swings with every burst of posts
         reference = pace.reference + SMOOTHING * (reference - pace.reference)
@@ -54,15 +55,17 @@ def uniform_p95(sources: list[tuple[float, float]]) -> float:
     return 0.0
 
 
-def entry_frequency_interval(publications: list[float], now: float, settings: Settings) -> float:
+def entry_frequency_interval(publications: list[float], now: float) -> float:
     """Miniflux's entry-frequency interval (storage WeeklyFeedEntryCount, model ScheduleNextCheck):
     weekly = ceil(one week / the average gap of the last week's posts), none when fewer than two
-    posts or no gap; then one week over weekly, in whole minutes, clamped; the longest for none."""
+    posts or no gap; then one week over weekly, in whole minutes, clamped to Miniflux's own
+    bounds; the longest for none. Our clamps do not move this reference."""
+    low, high = MINIFLUX_CLAMPS
     week = publications[bisect.bisect_left(publications, now - WEEK):]
     if len(week) < 2 or week[-1] == week[0]:
-        return float(settings.max_interval)
+        return high
     weekly = math.ceil(WEEK / ((week[-1] - week[0]) / (len(week) - 1)))
-    return min(max(round(WEEK / 60 / weekly) * 60.0, settings.min_interval), settings.max_interval)
+    return min(max(round(WEEK / 60 / weekly) * 60.0, low), high)
 
 
 def active_rate(rates: list[float], rare_share: float) -> float:
