@@ -12,7 +12,7 @@ import pytest
 
 from conftest import body_of, http_get, shared_corpus
 from starfeed.cli import main
-from starfeed.local.github_sim import Account, GitHubSim, population
+from starfeed.local.github_sim import Account, Event as GitHubEvent, GitHubSim, population
 from starfeed.store import Storage
 
 FUNCTIONS = ("SchedulerFunction", "FetcherFunction", "RendererFunction", "ApiFunction")
@@ -51,6 +51,9 @@ def github(stack, storage, monkeypatch):
     yield start
     for sim in sims:
         sim.close()
+    for source in storage.sources.all():  # a timeline left due would be read at a closed port
+        if source.kind == "github-timeline":
+            storage.sources.delete(source.source_id)
     ssm = storage.client("ssm")  # a token `github connect` stored must not outlive its test
     try:
         ssm.delete_parameter(Name="/starfeed/github-token")
@@ -347,3 +350,105 @@ def test_the_simulated_api_answers_in_githubs_own_shapes():
     following = json.loads((schemas / "user-following.GET.deref.json").read_text())
     user_schema = following["responses"]["200"]["content"]["application/json"]["schema"]["items"]
     assert set(user_schema["required"]) <= set(users[0])
+
+
+def test_a_star_in_the_timeline_reaches_the_feed_at_its_next_read_with_no_request_for_idle_accounts(
+        stack, github, capsys):
+    from starfeed.following import resume
+
+    clock = Clock()
+    now = clock()
+    sim, storage = github([starred("dana", 42, [(now - d * 86400, i) for i, d in enumerate((5, 3, 1))]),
+                           starred("eli", 43, [(now - 2 * 86400, 7)]), starred("quiet", 44, [])], clock=clock)
+    resume(storage, now)  # as `starfeed github connect`: the follow list and the timeline, due now
+    cycles(stack)
+    timeline = github_sources(storage, "github-timeline")["you"]
+    assert timeline.url == f"{sim.url}/users/you/received_events" and timeline.title == "GitHub timeline of you"
+    assert timeline.timeline["newest_id"] and timeline.interval == 60  # GitHub's X-Poll-Interval
+    assert timeline.timeline.get("hinted", 0) == 0  # the first read is a baseline: the first syncs took those
+
+    # Dana stars rust-lang/rust; the timeline shows it (past GitHub's longest lag).
+    sim.accounts["dana"].stars.append((now + 60, 0))
+    clock.offset = 7 * HOUR
+    before = len(sim.log)
+    make_due(storage, [timeline])
+    stack.run_cycle()
+    assert [e["path"] for e in sim.log[before:]] == ["/users/you/received_events?per_page=100",
+                                                     "/users/dana/starred?per_page=100"]
+    channel = ET.fromstring(body_of(http_get(stack, "/c/github/feed.xml"))).find("channel")
+    assert channel.find("item").findtext("title") == "dana starred rust-lang/rust"
+    dana = github_sources(storage)["dana"]
+    assert dana.timeline_covered and dana.interval == storage.settings.github_max_minutes * 60
+    assert "the timeline announces its stars" in dana.reason
+    timeline = github_sources(storage, "github-timeline")["you"]
+    assert timeline.timeline["hinted"] == 1
+    assert main(["source", "list"]) == 0
+    listed = " ".join(capsys.readouterr().out.split())
+    assert f"{timeline.source_id} read " in listed and "1 star(s) hinted, the last" in listed
+    assert "1 account(s) announced by it, checked daily" in listed
+
+    # Nothing new: one conditional request, answered 304, which GitHub does not count.
+    make_due(storage, [timeline])
+    stack.run_cycle()
+    last = sim.log[-1]
+    assert last["path"].startswith("/users/you/received_events") and last["status"] == 304 and last["if_none_match"]
+
+    # A burst of 400 events between two reads: some stars may be lost, so Dana goes back to her EMA.
+    sim.burst("eli", 400, clock() - 2 * HOUR)
+    before = len(sim.log)
+    make_due(storage, [timeline])
+    stack.run_cycle()
+    assert sum(1 for e in sim.log[before:] if "/received_events" in e["path"]) == 3  # 300 events, all new
+    dana = github_sources(storage)["dana"]
+    assert not dana.timeline_covered and dana.next_check_at <= time.time() + (dana.ewma_interarrival or HOUR)
+    assert github_sources(storage, "github-timeline")["you"].timeline["overflowed_at"]
+    assert main(["github", "status"]) == 0
+    status = capsys.readouterr().out
+    assert "timeline: read " in status and "last gap (over 300 events between reads)" in status
+
+    # A timeline switched off hints nothing more: the accounts it covered go back to their EMA.
+    storage.sources.change(dana.source_id, {"timeline_covered": True})
+    assert main(["source", "disable", timeline.source_id]) == 0
+    assert not github_sources(storage)["dana"].timeline_covered
+
+
+def test_the_simulated_timeline_has_github_s_window_lag_etag_and_poll_interval():
+    import requests
+
+    clock = Clock()
+    now = clock()
+    sim = GitHubSim([starred("dana", 42, [(now - 100 * 86400, 1), (now - 86400, 2)]), starred("eli", 43, [])],
+                    clock=clock)
+    try:
+        auth = {"Authorization": f"Bearer {sim.token}"}
+        url = f"{sim.url}/users/you/received_events?per_page=100"
+        first = requests.get(url, headers=auth)
+        events = first.json()
+        assert first.headers["X-Poll-Interval"] == "60" and first.headers["ETag"]
+        assert [(e["type"], e["actor"]["login"], e["payload"]) for e in events] == [
+            ("WatchEvent", "dana", {"action": "started"})]  # 90 days at most: the older star is gone
+        again = requests.get(url, headers={**auth, "If-None-Match": first.headers["ETag"]})
+        assert again.status_code == 304 and again.headers["X-RateLimit-Remaining"] == first.headers["X-RateLimit-Remaining"]
+        # A star shows after its lag, never before it.
+        sim.accounts["dana"].stars.append((now, 3))
+        lag = GitHubEvent(now, "WatchEvent", sim.accounts["dana"], 3).visible_at - now
+        assert 30 <= lag <= 6 * HOUR
+        clock.offset = lag - 1
+        assert len(requests.get(url, headers=auth).json()) == 1
+        clock.offset = lag
+        assert len(requests.get(url, headers=auth).json()) == 2
+        # A burst past the window: the newest 300 events, three pages of 100, then no next link.
+        sim.burst("eli", 400, now + HOUR)
+        clock.offset = 8 * HOUR
+        pages, page_url = [], url
+        while page_url:
+            response = requests.get(page_url, headers=auth)
+            pages.append(response.json())
+            page_url = response.links.get("next", {}).get("url")
+        ids = [int(e["id"]) for page in pages for e in page]
+        assert [len(p) for p in pages] == [100, 100, 100] and ids == sorted(ids, reverse=True)
+        assert all(e["type"] == "PushEvent" for page in pages for e in page)  # the stars scrolled out
+        sim.poll_interval = 120
+        assert requests.get(url, headers=auth).headers["X-Poll-Interval"] == "120"
+    finally:
+        sim.close()

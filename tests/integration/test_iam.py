@@ -20,7 +20,7 @@ from waiting import eventually
 from websub_hub import Hub
 from starfeed.cli import main
 from starfeed.enrich.bedrock import BedrockAnalyzer
-from starfeed.local.github_sim import GitHubSim, population
+from starfeed.local.github_sim import Event as TimelineEvent, GitHubSim, population
 from starfeed.local.template import load
 from starfeed.render.job import encode_cursor
 from starfeed.sources import add_source
@@ -103,6 +103,15 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         assert main(["github", "sync"]) == 0  # a follow list whose accounts are known already
         make_due(storage, kept.source_id)  # a feed seen again: its entry's sighting is written
         stack.run_cycle()
+        # A star the received-events timeline shows: its account is leased and queued at once.
+        account, now = next(iter(sim.accounts.values())), time.time()
+        starred_at = next(t for t in range(int(now) - 120, int(now) - 60)
+                          if TimelineEvent(t, "WatchEvent", account, 5).visible_at <= now)
+        account.stars.append((starred_at, 5))
+        timeline = next(s for s in storage.sources.all() if s.kind == "github-timeline" and s.url.startswith(sim.url))
+        make_due(storage, timeline.source_id)
+        stack.run_cycle()
+        assert storage.sources.get(timeline.source_id).timeline["hinted"] == 1
         # A deframed source: its articles downloaded (robots.txt read), analyzed, stored, rendered;
         # the model's first answer is malformed, so that failure is recorded on the source too.
         origin.serve("/robots.txt", Reply(404))
@@ -211,6 +220,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
     for message in eventually(dead_lettered, what="the poison in the dead-letter queue"):
         stack.sqs.delete_message(QueueUrl=dlq, ReceiptHandle=message["ReceiptHandle"])
     sim.close()
+    storage.sources.delete(timeline.source_id)  # not read again at a closed port
     bedrock.close()
     site.close()
     storage.hosts.clear_pause(busy.host)

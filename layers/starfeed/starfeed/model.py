@@ -55,9 +55,12 @@ class Kind(StrEnum):
     WEBSITE = "website"  # a page whose main article is followed (seed 002)
     GITHUB_FOLLOWING = "github-following"  # the token's follow list (seed 000)
     GITHUB_USER = "github-user"  # one followed account's stars
+    GITHUB_TIMELINE = "github-timeline"  # the token's user's received events: hints of new stars
 
 
-GITHUB_KINDS = frozenset({Kind.GITHUB_FOLLOWING, Kind.GITHUB_USER})
+GITHUB_KINDS = frozenset({Kind.GITHUB_FOLLOWING, Kind.GITHUB_USER, Kind.GITHUB_TIMELINE})
+# GitHub sources that publish nothing of their own: they only keep the accounts' sources going.
+GITHUB_HELPERS = frozenset({Kind.GITHUB_FOLLOWING, Kind.GITHUB_TIMELINE})
 
 
 class Status(StrEnum):
@@ -142,6 +145,13 @@ class Source:
     user_id: int | None = None
     last_starred_at: str | None = None
     tier: str | None = None  # high | medium | low, as seed 000 labels it
+    # The received-events timeline (schedule/github.py): when it last made this account due, and
+    # whether the account's latest new stars came by such a hint (then its poll may stretch).
+    hinted_at: float | None = None
+    timeline_covered: bool = False
+    # Kind github-timeline: {read_at, newest_id, watch_ids, poll_interval, hinted, last_hinted_at,
+    # overflowed_at}; None until its first read.
+    timeline: dict | None = None
 
     @property
     def host(self) -> str:

@@ -74,12 +74,25 @@ def github_following_source(settings, now: float) -> Source:
                   title="GitHub follow list", next_check_at=now, root_domain=root_domain_of(url) or None)
 
 
+def github_timeline_source(settings, now: float) -> Source:
+    """The token's user's received events (issue 19): hints that a followed account starred. Its
+    URL names the user once its first read has asked GitHub who that is."""
+    api = settings.github_api_url.rstrip("/")
+    return Source(source_id=source_id_for(f"{api}/received_events"), url=f"{api}/user", kind=Kind.GITHUB_TIMELINE,
+                  created_at=now, title="GitHub timeline", next_check_at=now, root_domain=root_domain_of(api) or None)
+
+
+def github_user_key(api: str, user_id: int) -> str:
+    """What a followed account's source id is made from: its numeric id, which a rename keeps."""
+    return f"{api.rstrip('/')}/user/{user_id}"
+
+
 def github_user_source(settings, account, now: float) -> Source:
     """A followed account, keyed by its numeric id so a renamed account keeps its stars. Due at
     once: the GitHub host's message groups already cap the calls in flight, so no jitter."""
     api = settings.github_api_url.rstrip("/")
     url = f"{api}/users/{account.login}/starred"
-    return Source(source_id=source_id_for(f"{api}/user/{account.user_id}"), kind=Kind.GITHUB_USER,
+    return Source(source_id=source_id_for(github_user_key(api, account.user_id)), kind=Kind.GITHUB_USER,
                   url=url, title=account.login, login=account.login,
                   user_id=account.user_id, created_at=now, collections=[GITHUB_COLLECTION], tier="low",
                   next_check_at=now, root_domain=root_domain_of(url) or None)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from starfeed.fetch.http import fetch
 from starfeed.fetch.stage import describe
+from starfeed.following import timeline_stopped
 from starfeed.inspect import Inspection, inspect_fetched
 from starfeed.model import Kind, Source, host_key_of
 from starfeed.parse.html import FeedLink, discover_feeds, looks_like_html
@@ -191,6 +192,7 @@ def set_field(storage: Storage, source_id: str, name: str, value) -> int:
     source = storage.sources.get(source_id)
     if name == "enabled" and not value:
         stop_push(storage, source, time.time())
+        timeline_stopped(storage, source, time.time())
     _rerender(storage, source)
     return resume_analysis(storage, source)
 
@@ -264,6 +266,7 @@ def remove(storage: Storage, source_id: str, now: float) -> Source:
         raise Refused(f"no source with id {source_id}: see `starfeed source list`")
     source.deleted_at = now
     stop_push(storage, source, now)
+    timeline_stopped(storage, source, now)
     _rerender(storage, source)
     return source
 

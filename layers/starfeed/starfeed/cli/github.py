@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
@@ -28,23 +27,18 @@ def _connect(args) -> None:
     """Check the token with GitHub, store it where the deployment reads it, and resume polling."""
     import getpass
 
-    from starfeed.fetch.github import GitHub
+    from starfeed.fetch.github import GitHub, whoami
 
     token = sys.stdin.readline().strip() if args.token_stdin else getpass.getpass("GitHub token: ").strip()
     if not token:
         raise CliError("no token given")
     storage = connect(args.stack)
-    github = GitHub(storage.settings, lambda force: token)
-    page = github.get(github.url("/user"))
+    page, login = whoami(GitHub(storage.settings, lambda force: token))
     if page.verdict.kind != "ok":
         raise CliError(f"{storage.settings.github_api_url} did not accept this token: "
                        f"{page.verdict.reason}; nothing was stored")
-    try:
-        login = json.loads(page.result.body)["login"]
-    except (ValueError, KeyError, TypeError):
-        login = "an account GitHub did not name"
     where = storage.secrets.put_github_token(token)
-    print(f"token for {login} stored in {where}")
+    print(f"token for {login or 'an account GitHub did not name'} stored in {where}")
     _resume(storage)
 
 
@@ -78,6 +72,10 @@ def _status(args) -> None:
     else:
         print(f"follow list: {state.following.title}, synced {ago(state.following.last_success_at, now)}, "
               f"next {until(state.following.next_check_at, now)}")
+    if state.timeline is not None:
+        from starfeed.cli.sources import timeline_state
+
+        print("timeline: " + timeline_state(state.timeline, state.users, now).split("  ", 1)[1])
     tiers = state.tiers
     print(f"users: {sum(tiers.values())} followed ({', '.join(f'{tiers[t]} {t}' for t in TIERS)}), "
           f"{state.unfollowed} no longer followed, {state.stars} stars")

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from starfeed import subscribe
 from starfeed.cli.common import CliError, ago, clip, connect, count, span, until
 from starfeed.enrich.analysis import prompt_for
-from starfeed.model import GITHUB_KINDS, Kind, Status
+from starfeed.model import GITHUB_HELPERS, GITHUB_KINDS, Kind, Status
 from starfeed.schedule.github import tier_of
 from starfeed.subscribe import Refused
 
@@ -173,7 +173,7 @@ def _list(args) -> None:
     sources = [s for s in sources if (s.deleted_at is not None) == args.deleted]
     now = time.time()
     # Feeds first, then the GitHub follow list and its accounts; each group as subscribed.
-    sources.sort(key=lambda s: (s.kind in GITHUB_KINDS, s.kind != Kind.GITHUB_FOLLOWING, s.created_at))
+    sources.sort(key=lambda s: (s.kind in GITHUB_KINDS, s.kind not in GITHUB_HELPERS, s.created_at))
     (_wide_list if args.wide else _plain_list)(storage, sources, now, args.deleted)
 
 
@@ -235,6 +235,10 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
         print("pushed by WebSub hubs (polled daily while verified):")
         for source_id, state in pushed:
             print(f"  {source_id}  {clip(state, LIST_WIDTH - len(source_id) - 4)}")
+    for timeline in (s for s in sources if s.kind == Kind.GITHUB_TIMELINE and s.live):
+        print("GitHub timeline (received events: a followed account's star makes it due at once):")
+        print(textwrap.fill(timeline_state(timeline, sources, now), LIST_WIDTH, initial_indent="  ",
+                            subsequent_indent="    "))
     print(_totals(sources))
     print(_analyzer_line(storage, sources, now))
     print(_pace_short(storage.pace.load(), now))
@@ -417,10 +421,26 @@ def push_state(source, now: float) -> str | None:
     return text + (f": {push['reason']}" if push.get("reason") else "")
 
 
+def timeline_state(timeline, sources: list, now: float) -> str:
+    """When the timeline was last read, how often, how many stars it hinted, how many accounts it
+    announces (polled daily), and its last gap."""
+    state = timeline.timeline or {}
+    if not state.get("read_at"):
+        return f"{timeline.source_id}  not read yet"
+    covered = sum(1 for s in sources if s.kind == Kind.GITHUB_USER and s.live and s.timeline_covered)
+    text = (f"{timeline.source_id}  read {ago(state['read_at'], now)} (every {span(timeline.interval or 60)}); "
+            f"{state.get('hinted', 0):,} star(s) hinted"
+            + (f", the last {ago(state['last_hinted_at'], now)}" if state.get("last_hinted_at") else "")
+            + f"; {covered} account(s) announced by it, checked daily")
+    if state.get("overflowed_at"):
+        text += f"; last gap (over 300 events between reads) {ago(state['overflowed_at'], now)}"
+    return text
+
+
 def _tier(source) -> str:
     """A GitHub account's tier is seed 000's label (low until three stars); a feed's follows its
     interval; the follow list has none."""
-    if source.kind == Kind.GITHUB_FOLLOWING or not (source.tier or source.interval):
+    if source.kind in GITHUB_HELPERS or not (source.tier or source.interval):
         return "-"
     return source.tier or tier_of(source.interval / 60)
 

@@ -20,7 +20,8 @@ import requests
 from starfeed.fetch.guard import Origin, Refused, origin_of, show_origin
 from starfeed.fetch.headers import parse_retry_after
 from starfeed.fetch.http import FetchResult, fetch
-from starfeed.parse.github import Account, BadBody, Star, accounts_of, star_uid, stars_of
+from starfeed.parse.github import LOGIN, Account, BadBody, Event, Star, accounts_of, events_of, star_uid, stars_of
+from starfeed.schedule.github import TIMELINE_PAGES, reads_on
 from starfeed.settings import Settings
 
 STAR_JSON = "application/vnd.github.star+json"
@@ -228,4 +229,52 @@ def read_stars(github: GitHub, login: str, etag: str | None, last_modified: str 
                 return read
             read.stars.append(star)
         url = page.next_url if len(stars) >= PER_PAGE else None
+    return read
+
+
+def whoami(github: GitHub) -> tuple[Page, str | None]:
+    """GET /user: the token's user, and its login when GitHub named a valid one."""
+    page = github.get(github.url("/user"))
+    try:
+        login = json.loads(page.result.body)["login"] if page.verdict.kind == "ok" else None
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        login = None
+    return page, login if isinstance(login, str) and LOGIN.fullmatch(login) else None
+
+
+@dataclass
+class TimelineRead:
+    """One read of a received-events timeline."""
+    verdict: Verdict
+    pages: list[FetchResult] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)  # newest first
+    reached_end: bool = False  # the timeline holds no event older than those read
+    etag: str | None = None
+    poll_interval: float | None = None  # X-Poll-Interval, seconds
+
+
+def read_timeline(github: GitHub, login: str, etag: str | None, previous: dict | None) -> TimelineRead:
+    """GET /users/{login}/received_events: page 1 conditionally (a 304 costs no quota), then the
+    next pages, up to GitHub's 300 events, only while every event of a page is new."""
+    read = TimelineRead(Verdict("ok"))
+    url: str | None = github.url(f"/users/{login}/received_events", per_page=PER_PAGE)
+    while url:
+        page = github.get(url, etag=None if read.pages else etag)
+        read.pages.append(page.result)
+        if len(read.pages) == 1:
+            read.poll_interval = _number(page.result.headers.get("X-Poll-Interval"))
+            read.etag = page.result.validators[0]
+        if page.verdict.kind != "ok":
+            read.verdict = page.verdict
+            return read
+        try:
+            events = events_of(page.result.body)
+        except BadBody as exc:
+            read.verdict = Verdict("failed", str(exc))
+            return read
+        read.events.extend(events)
+        # GitHub stops at 300 events: a last page that reaches that count is the cap, not the end.
+        read.reached_end = page.next_url is None and len(read.events) < TIMELINE_PAGES * PER_PAGE
+        more = len(read.pages) < TIMELINE_PAGES and reads_on(events, previous)
+        url = page.next_url if more else None
     return read

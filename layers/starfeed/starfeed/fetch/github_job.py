@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import logging
 import random
+from collections import Counter
 
-from starfeed.fetch.github import GitHub, Read, Verdict, read_following, read_stars
+from starfeed.fetch.github import GitHub, Read, TimelineRead, Verdict, read_following, read_stars, read_timeline, whoami
 from starfeed.fetch.record import apply_decision, publish_new, remember_fetch, store_raw, tap_new
 from starfeed.fetch.stage import StageFailed, stage
-from starfeed.model import FetchOutcome, Kind, Source, Status
+from starfeed.following import uncover_all
+from starfeed.model import FetchOutcome, Kind, Source, Status, source_id_for
 from starfeed.parse.github import star_entry
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY, targets_for
-from starfeed.schedule.github import REJECTED_PAUSE, decide_github
-from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES, github_user_source
+from starfeed.schedule.github import REJECTED_PAUSE, decide_github, timeline_step
+from starfeed.schedule.tick import send_now
+from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES, github_timeline_source, github_user_key, github_user_source
 from starfeed.store import Storage
 
 log = logging.getLogger(__name__)
@@ -30,6 +33,8 @@ def fetch_github(storage: Storage, source: Source, before: Source, lease: float 
     first = source.status == Status.NEW
     if source.kind == Kind.GITHUB_FOLLOWING:
         read = read_following(github)
+    elif source.kind == Kind.GITHUB_TIMELINE:
+        read = _read_timeline(github, source)
     else:
         read = read_stars(github, source.login or "", source.etag, source.last_modified,
                           lambda uids: storage.entries.known(source.source_id, uids),
@@ -43,8 +48,12 @@ def fetch_github(storage: Storage, source: Source, before: Source, lease: float 
             with stage("store"):
                 if source.kind == Kind.GITHUB_FOLLOWING:
                     _apply_following(storage, source, read, now)
+                elif source.kind == Kind.GITHUB_TIMELINE:
+                    _apply_timeline(storage, source, read, now)
                 elif read.stars:
                     new = _store_stars(storage, source, read, lease, now)
+                    # Were these stars announced? Without a hint since the last fetch, the timeline missed them.
+                    source.timeline_covered = (source.hinted_at or 0) > (before.last_fetch_at or 0)
         # Before the outcome is written: a lost request is then retried with the message. A first
         # fetch publishes the user's feed; after a failure, stars it stored may be unrendered.
         if source.kind == Kind.GITHUB_USER and (new or first or previously_failed):
@@ -53,6 +62,9 @@ def fetch_github(storage: Storage, source: Source, before: Source, lease: float 
     except StageFailed as failed:
         # Nothing was kept, so neither is the ETag: the next fetch reads these stars again.
         read.verdict = Verdict("failed", str(failed))
+    if source.kind == Kind.GITHUB_TIMELINE and read.verdict.kind == "failed" and not previously_failed:
+        with stage("store"):
+            uncover_all(storage, now, "the timeline failed")
     _record(storage, source, read, new, answers, now, rng)
     _pause_if_limited(storage, source, read.verdict, github.pause_until, now)
     if github.rate:
@@ -92,9 +104,58 @@ def _apply_following(storage: Storage, following: Source, read: Read, now: float
     added = set(followed) - set(known)
     if gone or added:  # an unfollowed account's feed is unpublished; the listings change
         storage.queues.send_render(sorted({t for user in gone for t in targets_for(user)}) + [SOURCES_SUMMARY])
+    if storage.sources.add(github_timeline_source(settings, now)):  # a deployment from before the timeline
+        log.info("fetcher: GitHub timeline subscribed: followed accounts' stars are fetched as they are announced")
     following.title = f"GitHub follow list ({len(followed)} accounts)"
     log.info("fetcher: GitHub follow list: %d accounts, %d new, %d no longer followed", len(followed),
              len(added), len(gone))
+
+
+def _read_timeline(github: GitHub, timeline: Source) -> TimelineRead:
+    """Ask GitHub who the token's user is, the first time, then read that user's timeline."""
+    pages = []
+    if not timeline.login:
+        page, login = whoami(github)
+        pages.append(page.result)
+        if login is None:
+            verdict = page.verdict if page.verdict.kind != "ok" else Verdict("failed", "GitHub did not name the token's user")
+            return TimelineRead(verdict, pages)
+        timeline.login, timeline.title = login, f"GitHub timeline of {login}"
+        timeline.url = f"{github.settings.github_api_url.rstrip('/')}/users/{login}/received_events"
+    read = read_timeline(github, timeline.login, timeline.etag, timeline.timeline)
+    read.pages[:0] = pages
+    return read
+
+
+def _apply_timeline(storage: Storage, timeline: Source, read: TimelineRead, now: float) -> None:
+    """Make every followed account the timeline saw star due now, and fetch it at once."""
+    state = dict(timeline.timeline or {})
+    state.update(read_at=now, poll_interval=read.poll_interval or state.get("poll_interval"))
+    timeline.etag = read.etag or timeline.etag
+    if read.verdict.kind == "ok":
+        step = timeline_step(read.events, timeline.timeline, read.reached_end)
+        state.update(newest_id=step.newest_id, watch_ids=list(step.watch_ids))
+        api = storage.settings.github_api_url
+        stars = Counter(source_id_for(github_user_key(api, actor)) for actor in step.starred)
+        active = {source_id_for(github_user_key(api, actor)) for actor in step.active}
+        accounts = [a for a in storage.sources.get_many(set(stars) | active).values()
+                    if a.kind == Kind.GITHUB_USER and a.live]
+        hinted = [a.source_id for a in accounts if a.source_id in stars
+                  and storage.sources.change(a.source_id, {"next_check_at": now, "hinted_at": now},
+                                             require_enabled=True)]
+        for account in accounts:  # its events reach the timeline: its stars will too
+            if not account.timeline_covered and account.source_id not in stars:
+                storage.sources.change(account.source_id, {"timeline_covered": True})
+        if hinted:
+            send_now(storage, hinted, now)
+            count = sum(stars[i] for i in hinted)
+            state.update(hinted=state.get("hinted", 0) + count, last_hinted_at=now)
+            log.info("fetcher: GitHub timeline: %d star(s) by %d followed account(s); fetching them now",
+                     count, len(hinted))
+        if step.overflowed:
+            state["overflowed_at"] = now
+            uncover_all(storage, now, "more events than the timeline keeps came in since its last read")
+    timeline.timeline = state
 
 
 def _store_stars(storage: Storage, user: Source, read: Read, lease: float | None, now: float) -> int:
@@ -120,7 +181,7 @@ def _record(storage: Storage, source: Source, read: Read, new: int, answers: lis
     if verdict.kind in ("ok", "not-modified"):
         source.status = Status.NOT_MODIFIED if verdict.kind == "not-modified" else Status.OK
         source.last_error, source.last_success_at = None, now
-        if source.kind == Kind.GITHUB_USER:
+        if source.kind == Kind.GITHUB_USER:  # the timeline keeps its own (_apply_timeline)
             source.etag = read.etag or source.etag
             source.last_modified = read.last_modified or source.last_modified
     else:

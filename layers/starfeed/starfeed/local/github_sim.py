@@ -6,6 +6,10 @@ schemas; the tests check these bodies against them):
   path (/user/{id}/following), as GitHub's sometimes does, so clients must follow it as given;
 - GET /users/{login}/starred: repositories, or [{starred_at, repo}] with the star+json media type;
   ETag, and 304 for a matching If-None-Match (free when authenticated, as on GitHub);
+- GET /users/{me}/received_events: what the followed accounts do, newest first: a WatchEvent for
+  each star, plus any other activity generated (generate_activity) or added (burst); each event
+  shows up after a lag that follows GitHub's warning (30 s to 6 h: mostly under a minute); at
+  most 300 events and 90 days; ETag and a free 304, X-Poll-Interval (poll_interval);
 - X-RateLimit-* on every response, over hourly windows of its clock.
 Switches (attributes, or POST /_sim/{switch}): reject_token (401), exhaust (primary limit used up),
 secondary (a 403 with Retry-After), failures (a burst of 5xx). GET /_sim/log is the request log.
@@ -13,8 +17,10 @@ secondary (a 403 with Retry-After), failures (a burst of 5xx). GET /_sim/log is 
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
+import zlib
 import math
 import random
 import threading
@@ -106,6 +112,34 @@ def population(count: int, start: float, end: float, seed: int = 7, busier: floa
     return accounts
 
 
+@dataclass
+class Event:
+    created: float
+    kind: str  # WatchEvent, PushEvent, ...
+    actor: Account
+    repo: int  # an index into the repositories
+    event_id: int = 0
+    visible_at: float = 0.0
+
+    def __post_init__(self):
+        # GitHub's ids grow with time; a stable tie-break keeps two events of one millisecond apart.
+        self.event_id = int(self.created * 1000) * 1000 + zlib.crc32(
+            f"{self.actor.user_id}/{self.kind}/{self.repo}".encode()) % 1000
+        # When it shows in timelines: 90% within a minute, 7% up to an hour, 3% up to 6 h.
+        draw = random.Random(self.event_id)
+        tier = draw.random()
+        if tier < 0.90:
+            self.visible_at = self.created + draw.uniform(30, 60)
+        else:
+            low, high = (60, 3600) if tier < 0.97 else (3600, 6 * 3600)
+            self.visible_at = self.created + math.exp(draw.uniform(math.log(low), math.log(high)))
+
+
+TIMELINE_EVENTS = 300  # what GitHub keeps of a timeline
+TIMELINE_DAYS = 90
+OTHER_KINDS = ("PushEvent", "IssuesEvent", "PullRequestEvent", "CreateEvent", "IssueCommentEvent")
+
+
 def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
@@ -122,6 +156,9 @@ class GitHubSim:
         self.exhausted = False
         self.secondary_retry_after: int | None = None  # next request gets a secondary limit
         self.failures = 0  # the next N requests get a 502
+        self.poll_interval = 60  # X-Poll-Interval on the timeline
+        self.activity: list[Event] = []  # events other than stars, ascending by creation
+        self._stars: tuple[int, list[Event]] = (-1, [])  # star events, rebuilt when stars change
         self.log: list[dict] = []
         self._used: dict[int, int] = {}
         self._lock = threading.Lock()
@@ -142,6 +179,53 @@ class GitHubSim:
 
     def close(self) -> None:
         self._server.close()
+
+    # The timeline -----------------------------------------------------------------------------
+
+    def generate_activity(self, start: float, end: float, seed: int = 7, per_star: float = 2.0,
+                          bursts_per_day: float = 0.5, burst: int = 400) -> None:
+        """Other events than stars: about per_star of them for each star an account gives, and
+        bursts (an account pushing `burst` times within two minutes), more than a timeline keeps."""
+        rng, events = random.Random(seed), []
+        for account in self.accounts.values():
+            rate = per_star * len(account.stars) / max(1.0, account.stars[-1][0] - account.stars[0][0]) \
+                if len(account.stars) > 1 else 0.0
+            t = start
+            while rate and (t := t + rng.expovariate(rate)) < end:
+                events.append(Event(t, rng.choice(OTHER_KINDS), account, rng.randrange(POOL)))
+        t, accounts = start, list(self.accounts.values())
+        while bursts_per_day and accounts and (t := t + rng.expovariate(bursts_per_day / 86400)) < end:
+            events += self.burst(rng.choice(accounts).login, burst, t, rng)
+        self.activity = sorted(self.activity + events, key=lambda e: e.created)
+
+    def burst(self, login: str, count: int, at: float, rng: random.Random | None = None,
+              within: float = 120) -> list[Event]:
+        """count PushEvents by one account within `within` seconds from `at` (a bot, a mass import)."""
+        rng = rng or random.Random(at)
+        account = self.accounts[login]
+        events = [Event(at + rng.uniform(0, within), "PushEvent", account, rng.randrange(POOL)) for _ in range(count)]
+        self.activity = sorted(self.activity + events, key=lambda e: e.created)
+        return events
+
+    def timeline(self, now: float) -> list[Event]:
+        """What GET /users/{me}/received_events shows now: newest first, at most 300 events."""
+        count = sum(len(a.stars) for a in self.accounts.values())
+        if self._stars[0] != count:
+            stars = [Event(t, "WatchEvent", a, r) for a in self.accounts.values() for t, r in a.stars]
+            self._stars = (count, sorted(stars, key=lambda e: e.created))
+        shown = []
+        for events in (self._stars[1], self.activity):
+            # Newest first; every event older than the longest lag has shown up already.
+            taken = 0
+            for n in range(bisect.bisect_right(events, now, key=lambda e: e.created) - 1, -1, -1):
+                event = events[n]
+                if event.created < now - TIMELINE_DAYS * 86400 or taken >= TIMELINE_EVENTS \
+                        and event.created < now - 6 * 3600:
+                    break
+                if event.visible_at <= now:
+                    shown.append(event)
+                    taken += 1
+        return sorted(shown, key=lambda e: -e.event_id)[:TIMELINE_EVENTS]
 
     # Switches over HTTP, for a running `make run` -----------------------------------------------
 
@@ -213,10 +297,13 @@ class GitHubSim:
             items = [{"starred_at": _iso(t), "repo": _repo(self.url, r)} if star_json else _repo(self.url, r)
                      for t, r in visible]
             next_path = parts.path
+        elif segments == ["users", self.me, "received_events"]:
+            items = [_event(self.url, e) for e in self.timeline(now)]
+            next_path = parts.path
         else:
             return self._finish(request, entry, 404, {"message": "Not Found"}, reset=reset)
         body = items[(page - 1) * per_page: page * per_page]
-        headers = {}
+        headers = {"X-Poll-Interval": str(self.poll_interval)} if next_path.endswith("/received_events") else {}
         if page * per_page < len(items):
             headers["Link"] = (f'<{self.url}{next_path}?per_page={per_page}&page={page + 1}>; rel="next", '
                                f'<{self.url}{next_path}?per_page={per_page}&page={math.ceil(len(items) / per_page)}>; rel="last"')
@@ -253,6 +340,19 @@ class GitHubSim:
         request.send_header("Content-Length", str(len(payload)))
         request.end_headers()
         request.wfile.write(payload)
+
+
+def _event(api: str, event: Event) -> dict:
+    """An event as GitHub's timelines list it."""
+    full_name = (REPOS[event.repo] if event.repo < len(REPOS) else _made_up(event.repo))[0]
+    actor = event.actor
+    return {"id": str(event.event_id), "type": event.kind,
+            "actor": {"id": actor.user_id, "login": actor.login, "display_login": actor.login, "gravatar_id": "",
+                      "url": f"{api}/users/{actor.login}",
+                      "avatar_url": f"https://avatars.githubusercontent.com/u/{actor.user_id}?"},
+            "repo": {"id": 100000 + event.repo, "name": full_name, "url": f"{api}/repos/{full_name}"},
+            "payload": {"action": "started"} if event.kind == "WatchEvent" else {},
+            "public": True, "created_at": _iso(event.created)}
 
 
 def _user(api: str, account: Account) -> dict:

@@ -83,6 +83,42 @@ def stars_of(body: bytes) -> list[Star]:
     return stars
 
 
+@dataclass(frozen=True)
+class Event:
+    """One event of a received-events timeline; only what the hints need."""
+    event_id: int  # GitHub's ids grow with time: a larger id is a later event
+    kind: str  # WatchEvent, PushEvent, ...
+    actor_id: int | None
+    actor_login: str | None
+
+    @property
+    def is_star(self) -> bool:
+        return self.kind == "WatchEvent"
+
+
+def events_of(body: bytes) -> list[Event]:
+    """A page of /users/{login}/received_events. A star is a WatchEvent (payload.action
+    "started"); an event without a numeric id is skipped, an actor without a valid id or login
+    kept without it."""
+    events = []
+    for item in _array(body):
+        if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+            continue
+        try:
+            event_id = int(item.get("id"))
+        except (TypeError, ValueError):
+            continue
+        actor = item.get("actor") if isinstance(item.get("actor"), dict) else {}
+        payload = item.get("payload") if isinstance(item.get("payload"), dict) else {}
+        kind = item["type"][:100]
+        if kind == "WatchEvent" and payload.get("action") not in (None, "started"):
+            kind = "WatchEvent:" + str(payload.get("action"))[:50]
+        actor_id = actor.get("id") if isinstance(actor.get("id"), int) and not isinstance(actor.get("id"), bool) else None
+        login = actor.get("login") if isinstance(actor.get("login"), str) and LOGIN.fullmatch(actor["login"]) else None
+        events.append(Event(event_id, kind, actor_id, login))
+    return events
+
+
 def _text(value) -> str | None:
     return plain_text(value) if isinstance(value, str) else None
 

@@ -24,7 +24,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from starfeed.formats import FORMATS, TITLES
-from starfeed.model import Kind, Source
+from starfeed.model import GITHUB_HELPERS, Kind, Source
 from starfeed.render import clean
 from starfeed.render.summary import publishable
 
@@ -87,7 +87,7 @@ def subscriptions_opml(sources: list[Source], now: float, base: str) -> bytes:
     folders: dict[str, dict[str, dict]] = {}  # collection -> xmlUrl -> attributes
     github = False
     for source in sources:
-        if not source.enabled or source.kind == Kind.GITHUB_FOLLOWING:
+        if not source.enabled or source.kind in GITHUB_HELPERS:
             continue  # unsubscribed means unpublished, here too; the follow list has no feed
         if source.kind == Kind.GITHUB_USER:
             github = github or publishable(source)  # its stars are in starfeed's GitHub feed

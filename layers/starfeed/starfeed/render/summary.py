@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, fields
 
-from starfeed.model import Kind, Status
+from starfeed.model import GITHUB_HELPERS, Status
 from starfeed.render import clean
 
 SUMMARY = "stats/sources.json"
@@ -43,7 +43,7 @@ class SourceRow:
 def publishable(source) -> bool:
     """Seed 004: /opml.xml lists built feeds only. A source's feed is built by its first fetch,
     whatever it found; the GitHub follow list has no feed of its own (its accounts do)."""
-    return bool(source.enabled) and source.status != Status.NEW and source.kind != Kind.GITHUB_FOLLOWING
+    return bool(source.enabled) and source.status != Status.NEW and source.kind not in GITHUB_HELPERS
 
 
 def row_of(source) -> SourceRow:

@@ -1,6 +1,12 @@
-"""Seed 000's per-user polling interval for GitHub accounts: an EMA of the gaps between stars.
+"""Seed 000's per-user polling interval for GitHub accounts: an EMA of the gaps between stars;
+and the received-events timeline's hints, which make an account due the moment it stars.
 
 Pure. Minutes throughout, as the seed states them; a Decision in seconds, as for every source.
+
+The timeline is a hint, as WebSub is for feeds: GitHub says its events lag 30 s to 6 h, and it
+keeps only 300. So an account the timeline carries (its events show there) is still polled, but
+daily (seed 000's max_interval_minutes) instead of at its EMA; one whose new stars a poll found
+unannounced goes back to its EMA, and a timeline that overflowed or failed sends them all back.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from starfeed.settings import Settings
 ALPHA = 0.3
 REJECTED_PAUSE = 365 * 86400  # a refused token holds GitHub polling until `github connect`
 TIERS = ("high", "medium", "low")
+TIMELINE_PAGES = 3  # GitHub keeps the latest 300 events: three pages of 100
+TIMELINE_POLL = 60  # seconds between reads when GitHub sends no X-Poll-Interval (its usual value)
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,46 @@ def user_interval(star_times: list[float], previous_ema: float | None, new_gaps:
     return UserInterval(ema, tier_of(ema), ema)
 
 
+@dataclass(frozen=True)
+class TimelineStep:
+    """What one read of the timeline found."""
+    starred: tuple[int, ...]  # for each star not seen in an earlier read, its account's id
+    active: tuple[int, ...]  # the accounts behind any event newer than the last read: the timeline carries them
+    newest_id: int | None  # the newest event read
+    watch_ids: tuple[int, ...]  # the star events read, so a later read knows them
+    overflowed: bool  # more events arrived since the last read than GitHub keeps: some were missed
+
+
+def timeline_step(events: list, previous: dict | None, reached_end: bool) -> TimelineStep:
+    """events: parse.github.Event, newest first, as read now; previous: the source's timeline state
+    after the last read (None: this is the first, and it only sets the baseline: stars before it
+    are the accounts' first syncs' business); reached_end: the timeline had no page beyond these.
+
+    A star is new when the last read did not show it: newer than that read, or older but shown
+    late (GitHub's lag). A read that reaches no event of the
+    last read, and not the end either, has a gap: more than 300 events came in between."""
+    newest = max((e.event_id for e in events), default=None)
+    watch = tuple(e.event_id for e in events if e.is_star)
+    if not previous or previous.get("newest_id") is None:
+        return TimelineStep((), (), newest if newest is not None else (previous or {}).get("newest_id"), watch, False)
+    last_newest, seen = int(previous["newest_id"]), set(previous.get("watch_ids") or ())
+    # Events only move down the timeline, and a read goes on past page 1 only when all of page 1
+    # is new: so every event read now that existed at the last read was read then too.
+    new = [e for e in events if e.is_star and e.event_id not in seen and e.actor_id is not None]
+    overflowed = bool(events) and min(e.event_id for e in events) > last_newest and not reached_end
+    active = dict.fromkeys(e.actor_id for e in events if e.event_id > last_newest and e.actor_id is not None)
+    return TimelineStep(tuple(e.actor_id for e in new), tuple(active), max(newest or last_newest, last_newest),
+                        watch, overflowed)
+
+
+def reads_on(page_events: list, previous: dict | None) -> bool:
+    """Whether the read should go on to the next page: on a first read, no (a baseline); else
+    while every event of this page is newer than the last read's newest."""
+    if not previous or previous.get("newest_id") is None or not page_events:
+        return False
+    return min(e.event_id for e in page_events) > int(previous["newest_id"])
+
+
 def decide_github(source: Source, verdict: str, until: float | None, star_times: list[float],
                   new_stars: int, now: float, settings: Settings, rng: random.Random) -> Decision:
     """The next check of a GitHub source (kind github-following or github-user) after a fetch whose
@@ -64,13 +112,23 @@ def decide_github(source: Source, verdict: str, until: float | None, star_times:
         if source.kind == Kind.GITHUB_FOLLOWING:
             decision = Decision(settings.github_following_interval, now + settings.github_following_interval,
                                 "follow list: daily", 0, **keep)
+        elif source.kind == Kind.GITHUB_TIMELINE:
+            asked = (source.timeline or {}).get("poll_interval") or TIMELINE_POLL
+            wait = int(min(max(asked, TIMELINE_POLL), settings.github_max_minutes * 60))
+            decision = Decision(wait, now + wait, f"timeline: every {wait}s (GitHub's X-Poll-Interval: {asked}s)",
+                                0, **keep)
         else:
             previous = source.ewma_interarrival / 60 if source.ewma_interarrival else None
             fitted = user_interval(star_times, previous, new_stars, settings.github_default_minutes,
                                    settings.github_min_minutes, settings.github_max_minutes)
             reason = (f"star EMA {fitted.minutes:.0f} min, tier {fitted.tier}" if fitted.ema is not None
                       else f"default {fitted.minutes:.0f} min until three stars")
-            decision = Decision(int(fitted.minutes * 60), now + int(fitted.minutes * 60), reason, 0,
+            minutes = fitted.minutes
+            if source.timeline_covered:
+                # Its stars come by the timeline's hints; this poll is the safety net, at the seed's longest.
+                minutes = max(minutes, min(settings.github_max_minutes, 10080))
+                reason += f"; the timeline announces its stars: checked every {minutes:.0f} min"
+            decision = Decision(int(minutes * 60), now + int(minutes * 60), reason, 0,
                                 fitted.ema * 60 if fitted.ema is not None else None,
                                 tuple(sorted(star_times)[-HISTORY:]), hour_counts=hours, tier=fitted.tier)
     elif verdict == "rate-limited":

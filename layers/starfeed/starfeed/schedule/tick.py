@@ -42,6 +42,14 @@ def _lease(storage: Storage, source_id: str, now: float) -> Source | None:
         return None
 
 
+def send_now(storage: Storage, source_ids: list[str], now: float) -> int:
+    """Lease sources made due now and enqueue their fetches at once, between scheduler runs (a
+    hint that they have news); one already leased is being fetched, and is left to that fetch."""
+    leased = [source for source in (_lease(storage, i, now) for i in source_ids) if source]
+    return storage.queues.send_fetches([FetchMessage(s.source_id, now, message_group(s, storage.settings),
+                                                     s.locked_until) for s in leased])
+
+
 def run_tick(storage: Storage, now: float) -> TickReport:
     due = storage.sources.due_ids(now)
     leased = [source for source in (_lease(storage, i, now) for i in due) if source]

@@ -1,0 +1,94 @@
+"""Issue 19: the received-events timeline as hints. Which stars are new in a read, when a read
+goes on to the next page, what a gap means, and how an announced account is polled."""
+
+import json
+import random
+
+from starfeed.model import Kind, Source
+from starfeed.parse.github import Event, events_of
+from starfeed.schedule.github import TIMELINE_POLL, decide_github, reads_on, timeline_step
+from starfeed.settings import Settings
+
+
+def star(event_id: int, actor: int = 7) -> Event:
+    return Event(event_id, "WatchEvent", actor, f"user{actor}")
+
+
+def push(event_id: int, actor: int = 7) -> Event:
+    return Event(event_id, "PushEvent", actor, f"user{actor}")
+
+
+def test_events_are_read_from_github_s_shape_and_hostile_items_are_dropped():
+    body = json.dumps([
+        {"id": "22249084964", "type": "WatchEvent", "actor": {"id": 583231, "login": "octocat"},
+         "repo": {"id": 1, "name": "octo/hello"}, "payload": {"action": "started"}, "public": True,
+         "created_at": "2026-11-26T10:00:00Z"},
+        {"id": "22249084963", "type": "PushEvent", "actor": {"id": True, "login": "../etc"}, "payload": {}},
+        {"id": "not a number", "type": "WatchEvent", "actor": {"id": 1, "login": "a"}},
+        {"id": "5", "type": "WatchEvent", "actor": {"id": 2, "login": "b"}, "payload": {"action": "stopped"}},
+        "a string", {"type": 3}])
+    events = events_of(body.encode())
+    assert events[0] == Event(22249084964, "WatchEvent", 583231, "octocat") and events[0].is_star
+    assert events[1] == Event(22249084963, "PushEvent", None, None)  # a bool is no id, a path no login
+    assert not events[2].is_star and len(events) == 3
+
+
+def test_the_first_read_is_a_baseline_and_hints_nothing():
+    step = timeline_step([star(30), push(20), star(10, actor=8)], None, reached_end=True)
+    assert step.starred == () and step.newest_id == 30 and step.watch_ids == (30, 10) and not step.overflowed
+
+
+def test_a_star_newer_than_the_last_read_is_hinted_once():
+    previous = {"newest_id": 30, "watch_ids": [30, 10]}
+    step = timeline_step([star(50, actor=9), push(40), star(30), push(20)], previous, reached_end=False)
+    assert step.starred == (9,) and step.newest_id == 50 and not step.overflowed
+    again = timeline_step([star(50, actor=9), push(40), star(30)], {"newest_id": 50, "watch_ids": list(step.watch_ids)},
+                          reached_end=False)
+    assert again.starred == ()
+
+
+def test_a_star_github_showed_late_is_hinted_though_older_than_the_last_read():
+    previous = {"newest_id": 30, "watch_ids": [30]}
+    step = timeline_step([push(40), star(30), star(25, actor=11), push(20)], previous, reached_end=False)
+    assert step.starred == (11,)
+
+
+def test_a_read_that_reaches_no_event_of_the_last_one_has_a_gap():
+    previous = {"newest_id": 30, "watch_ids": []}
+    assert timeline_step([push(n) for n in range(400, 100, -1)], previous, reached_end=False).overflowed
+    # The end of the timeline (fewer than 300 events in 90 days) is no gap.
+    assert not timeline_step([push(40)], previous, reached_end=True).overflowed
+    assert not timeline_step([push(40), push(30)], previous, reached_end=False).overflowed
+
+
+def test_the_next_page_is_read_only_while_a_whole_page_is_new():
+    previous = {"newest_id": 30}
+    assert reads_on([push(50), push(31)], previous)
+    assert not reads_on([push(50), push(30)], previous)
+    assert not reads_on([push(50)], None)  # a baseline reads one page
+    assert not reads_on([], previous)
+
+
+def source(**fields) -> Source:
+    return Source(source_id="s", url="https://api.github.com/users/x/starred", kind=Kind.GITHUB_USER, **fields)
+
+
+def test_an_account_the_timeline_announces_is_polled_daily_and_keeps_its_ema_and_tier():
+    settings, now = Settings(), 1_800_000_000.0
+    times = [now - 3 * 3600, now - 2 * 3600, now - 3600]  # a star an hour: EMA 60 min, tier high
+    plain = decide_github(source(), "ok", None, times, 3, now, settings, random.Random(1))
+    covered = decide_github(source(timeline_covered=True), "ok", None, times, 3, now, settings, random.Random(1))
+    assert plain.interval == 3600 and plain.tier == "high"
+    assert covered.interval == settings.github_max_minutes * 60 and covered.tier == "high"
+    assert covered.ewma == plain.ewma and "timeline announces its stars" in covered.reason
+
+
+def test_the_timeline_reads_at_github_s_poll_interval_never_faster_than_a_minute():
+    settings, now = Settings(), 1_800_000_000.0
+    timeline = Source(source_id="t", url="https://api.github.com/users/me/received_events", kind=Kind.GITHUB_TIMELINE)
+    assert decide_github(timeline, "ok", None, [], 0, now, settings, random.Random(1)).interval == TIMELINE_POLL
+    timeline.timeline = {"poll_interval": 120}
+    decision = decide_github(timeline, "not-modified", None, [], 0, now, settings, random.Random(1))
+    assert decision.interval == 120 and decision.next_check_at == now + 120 and "X-Poll-Interval: 120s" in decision.reason
+    timeline.timeline = {"poll_interval": 5}
+    assert decide_github(timeline, "ok", None, [], 0, now, settings, random.Random(1)).interval == TIMELINE_POLL
