@@ -188,8 +188,8 @@ class GitHubSim:
         bursts (an account pushing `burst` times within two minutes), more than a timeline keeps."""
         rng, events = random.Random(seed), []
         for account in self.accounts.values():
-            rate = per_star * len(account.stars) / max(1.0, account.stars[-1][0] - account.stars[0][0]) \
-                if len(account.stars) > 1 else 0.0
+            # The account's own starring rate over the window, times per_star.
+            rate = per_star * sum(1 for t, _ in account.stars if start <= t < end) / (end - start)
             t = start
             while rate and (t := t + rng.expovariate(rate)) < end:
                 events.append(Event(t, rng.choice(OTHER_KINDS), account, rng.randrange(POOL)))
