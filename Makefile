@@ -11,7 +11,7 @@ SAM_CLI_VERSION := 1.170.0
 CHECKOV := .tools/checkov
 CHECKOV_VERSION := 3.3.30
 
-.PHONY: run test build validate checkov bench clean
+.PHONY: run test build validate checkov bench cost clean
 
 # RESET=1 starts clean, after moving the saved state aside.
 run: $(VENV)/.installed
@@ -44,6 +44,10 @@ bench: $(VENV)/.installed
 	mkdir -p .starfeed
 	$(BIN)/python -m starfeed.bench.schedsim --generate .starfeed/bench-population.jsonl --feeds 1000 --seed 1
 	$(BIN)/python -m starfeed.bench.schedsim --population .starfeed/bench-population.jsonl
+
+# The monthly bill from measured request counts and durations, and dated list prices (issue 20).
+cost: $(VENV)/.installed
+	$(BIN)/python -m starfeed.bench.cost
 
 $(VENV)/.installed: pyproject.toml layers/starfeed/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

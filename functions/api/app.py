@@ -1,24 +1,19 @@
 """API: serves the rendered feeds behind API Gateway (HTTP API, payload v2)."""
 
 import os
-import warnings
 from dataclasses import replace
 
-from aws_lambda_powertools import Metrics
-
+from starfeed import observe
 from starfeed.serve.api import build_app
 from starfeed.settings import Settings
 from starfeed.store import Storage
 
-# /healthz, OPML and 404s add no metric, and locally metrics are off: an empty flush is normal.
-warnings.filterwarnings("ignore", message="No application metrics to publish")
-
-metrics = Metrics()
+observe.configure()
 storage = Storage(Settings.from_env())
-app = build_app(storage, metrics)
+app = build_app(storage)
 
 
-@metrics.log_metrics
+@observe.handler
 def handler(event, context):
     if not os.environ.get("STARFEED_PUBLIC_URL"):
         # On AWS the template cannot give this function its own API's URL (a circular dependency):

@@ -8,16 +8,34 @@ record that came before its entry's write is tried again after RETRY_SOON. The b
 entries ask for one render of their feeds."""
 
 import json
-import logging
 import time
 
+from starfeed import observe
 from starfeed.enrich.job import EnrichMessage, Known, NotStoredYet, OverBudget, analyzer_from, enrich
 from starfeed.settings import Settings
 from starfeed.store import Storage
 
-log = logging.getLogger(__name__)
+observe.configure()
+log = observe.logger("enricher")
 storage = Storage(Settings.from_env())
-analyzer = analyzer_from(storage.settings)
+
+
+class CountedAnalyzer:
+    """The analyzer, with each call counted (AnalyzerCalls)."""
+
+    def __init__(self, analyzer):
+        self.analyzer = analyzer
+
+    def analyze(self, request):
+        observe.metric(observe.ANALYZER_CALLS, 1)
+        with observe.span("analyze"):
+            return self.analyzer.analyze(request)
+
+    def __getattr__(self, name):
+        return getattr(self.analyzer, name)
+
+
+analyzer = CountedAnalyzer(analyzer_from(storage.settings))
 # SQS refuses a visibility beyond 12 hours from the receive: less this function's timeout.
 MAX_VISIBILITY = 43200 - 600
 RETRY_SOON = 30  # seconds before a message that came before its entry's write is tried again
@@ -31,6 +49,7 @@ def seconds_to_next_day(now: float) -> int:
     return int(86400 - now % 86400) + 60  # a minute past midnight UTC, when the budget is new
 
 
+@observe.handler
 def handler(event, context):
     now = clock()
     known = Known(robots=robots_known)  # the batch's sources are read once each

@@ -5,14 +5,16 @@ so its host's message group waits no longer than that; the queue dead-letters it
 maxReceiveCount receives."""
 
 import json
-import logging
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
+from starfeed import observe
 from starfeed.fetch.job import fetch_source
 from starfeed.settings import Settings
 from starfeed.store import Storage
 
+observe.configure()
+log = observe.logger("fetcher")
 storage = Storage(Settings.from_env())
 # Not SqsFifoPartialProcessor: it would fail the rest of the failing record's host group too.
 # Records are independent fetches (each carries its own lease), so every one of them runs.
@@ -36,6 +38,7 @@ def fetch_record(record, lambda_context) -> None:
     fetch_source(storage, message["source_id"], lease=message.get("lease"), push=message.get("push"))
 
 
+@observe.handler
 def handler(event, context):
     response = process_partial_response(event=event, record_handler=fetch_record,
                                         processor=processor, context=context)
@@ -43,5 +46,5 @@ def handler(event, context):
     try:
         storage.queues.retry_fetches_later([r["receiptHandle"] for r in event["Records"] if r["messageId"] in failed])
     except Exception:  # noqa: BLE001 - they come back after the queue's visibility timeout instead
-        logging.getLogger(__name__).exception("fetcher: failed records keep the queue's visibility timeout")
+        log.exception("fetcher: failed records keep the queue's visibility timeout")
     return response

@@ -5,16 +5,18 @@ alone; a record that cannot be read fails by itself. The rest of the batch succe
 """
 
 import json
-import logging
 
+from starfeed import observe
 from starfeed.render.job import render_targets
 from starfeed.settings import Settings
 from starfeed.store import Storage
 
-log = logging.getLogger(__name__)
+observe.configure()
+log = observe.logger("renderer")
 storage = Storage(Settings.from_env())
 
 
+@observe.handler
 def handler(event, context):
     wanted: dict[str, list[str]] = {}  # messageId -> the targets its record names
     failed: list[str] = []

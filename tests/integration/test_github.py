@@ -406,10 +406,21 @@ def test_a_star_in_the_timeline_reaches_the_feed_at_its_next_read_with_no_reques
     status = capsys.readouterr().out
     assert "timeline: read " in status and "last gap (over 300 events between reads)" in status
 
+    # A token that may not read events: the timeline fails alone, and GitHub polling goes on.
+    sim.timeline_status = 403
+    make_due(storage, [timeline])
+    stack.run_cycle()
+    failing = github_sources(storage, "github-timeline")["you"]
+    assert failing.status == "error" and "for the timeline only" in failing.last_error
+    assert storage.hosts.pause_of(storage.settings.github_host, time.time()) is None
+    sim.timeline_status = None
+
     # A timeline switched off hints nothing more: the accounts it covered go back to their EMA.
     storage.sources.change(dana.source_id, {"timeline_covered": True})
     assert main(["source", "disable", timeline.source_id]) == 0
     assert not github_sources(storage)["dana"].timeline_covered
+    assert main(["source", "enable", timeline.source_id]) == 0
+    assert github_sources(storage, "github-timeline")["you"].next_check_at is not None
 
 
 def test_the_simulated_timeline_has_github_s_window_lag_etag_and_poll_interval():

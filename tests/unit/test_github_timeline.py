@@ -92,3 +92,28 @@ def test_the_timeline_reads_at_github_s_poll_interval_never_faster_than_a_minute
     assert decision.interval == 120 and decision.next_check_at == now + 120 and "X-Poll-Interval: 120s" in decision.reason
     timeline.timeline = {"poll_interval": 5}
     assert decide_github(timeline, "ok", None, [], 0, now, settings, random.Random(1)).interval == TIMELINE_POLL
+
+
+def test_a_read_without_the_known_stars_keeps_them_known_and_an_event_listed_twice_counts_once():
+    previous = {"newest_id": 30, "watch_ids": [30]}
+    empty = timeline_step([], previous, reached_end=True)
+    assert empty.starred == () and 30 in empty.watch_ids
+    again = timeline_step([star(30)], {"newest_id": 30, "watch_ids": list(empty.watch_ids)}, reached_end=True)
+    assert again.starred == ()
+    assert timeline_step([star(40, actor=9), star(40, actor=9), star(30)], previous, reached_end=False).starred == (9,)
+
+
+def test_a_hostile_id_is_no_event():
+    body = json.dumps([{"id": "9" * 50, "type": "WatchEvent", "actor": {"id": 1, "login": "a"}},
+                       {"id": "1" * 4000, "type": "PushEvent"}, {"id": "-5", "type": "PushEvent"},
+                       {"id": 12, "type": "PushEvent"}])
+    assert [e.event_id for e in events_of(body.encode())] == [12]
+
+
+def test_the_next_read_counts_from_the_run_that_leased_the_timeline_and_waits_an_hour_at_most():
+    settings, now = Settings(), 1_800_000_000.0
+    leased = Source(source_id="t", url="https://api.github.com/users/me/received_events", kind=Kind.GITHUB_TIMELINE,
+                    locked_until=now - 7 + settings.lease_seconds)  # leased by a run 7 s ago
+    assert decide_github(leased, "ok", None, [], 0, now, settings, random.Random(1)).next_check_at == now - 7 + 60
+    leased.timeline = {"poll_interval": 100000}
+    assert decide_github(leased, "ok", None, [], 0, now, settings, random.Random(1)).interval == 3600

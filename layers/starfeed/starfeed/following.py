@@ -40,6 +40,8 @@ def resume(storage: Storage, now: float) -> Resumed:
     storage.sources.add(timeline)
     users = storage.sources.get_many(set(storage.collections.members(GITHUB_COLLECTION))).values()
     helpers = [storage.sources.get(following.source_id), storage.sources.get(timeline.source_id)]
+    if helpers[1] is not None and helpers[1].login:
+        storage.sources.change(timeline.source_id, {"login": None})  # the token may be another user's
     for source in [*helpers, *users]:
         if source and (source.kind in GITHUB_HELPERS or source.reason in held):
             storage.sources.change(source.source_id, {"next_check_at": now, "locked_until": None,
@@ -53,8 +55,10 @@ def uncover_all(storage: Storage, now: float, why: str) -> None:
     covered = [u for u in users.values() if u.timeline_covered]
     for user in covered:
         back = now + (user.ewma_interarrival or storage.settings.github_default_minutes * 60)
-        storage.sources.change(user.source_id, {"timeline_covered": False,
-                                                "next_check_at": min(user.next_check_at or back, back)})
+        changes = {"timeline_covered": False}
+        if user.next_check_at is not None:  # one not re-armed (polling off, parked) stays so
+            changes["next_check_at"] = min(user.next_check_at, back)
+        storage.sources.change(user.source_id, changes)
     if covered:
         log.warning("fetcher: GitHub timeline: %s; %d account(s) back to their star EMA", why, len(covered))
 

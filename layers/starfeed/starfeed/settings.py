@@ -138,6 +138,9 @@ class Settings:
     github_history_days: int = 30  # a newly followed account's first sync reaches this far back
     github_history_stars: int = 100  # ...and takes at most this many stars
     github_secondary_pause: int = 60  # seconds, for a secondary rate limit without Retry-After
+    # Log lines: "json" (Powertools Logger, one object a line, as on Lambda) or "text" (readable);
+    # empty: json on Lambda, text elsewhere (starfeed.observe reads it before anything else).
+    log_format: str = ""
 
     def host_groups_for(self, host: str) -> int:
         for part in self.host_groups.split(","):

@@ -9,7 +9,7 @@ import argparse
 import os
 import sys
 
-from starfeed.cli import api, github, inspect, local, opml, root_domain, sources, tap
+from starfeed.cli import api, github, inspect, local, opml, root_domain, sources, status, tap
 from starfeed.cli.common import CliError, describe
 
 
@@ -47,6 +47,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--stack", metavar="NAME",
                         help="a deployed CloudFormation stack (default: the local stack of `make run`)")
     commands = parser.add_subparsers(dest="command", required=True)
-    for group in (sources, root_domain, inspect, opml, github, tap, api, local):
+    for group in (sources, root_domain, inspect, opml, github, tap, api, local, status):
         group.add_commands(commands)
     return parser

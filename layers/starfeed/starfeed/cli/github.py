@@ -62,10 +62,7 @@ def _status(args) -> None:
     settings, now = storage.settings, time.time()
     state = following.state(storage, now)
     print(f"API: {settings.github_api_url}")
-    rate = state.rate_limit
-    print("rate limit: " + (f"{rate['remaining']:,} of {rate['limit']:,} left, resets "
-                            f"{time.strftime('%H:%M:%S UTC', time.gmtime(rate['reset']))} "
-                            f"(seen {span(now - rate['at'])} ago)" if rate else "not seen yet"))
+    print("rate limit: " + rate_text(state.rate_limit, now))
     print("pause: " + (github_notice(state.pause) or "none"))
     if state.following is None:
         print("follow list: not connected: run `starfeed github connect`")
@@ -82,3 +79,11 @@ def _status(args) -> None:
     failed = state.last_failure
     print("last error: " + (f"{failed.last_error} ({failed.title}, {ago(failed.last_fetch_at, now)})"
                             if failed else "none"))
+
+
+def rate_text(rate: dict | None, now: float) -> str:
+    """GitHub's rate limit as it last said it."""
+    if not rate:
+        return "not seen yet"
+    return (f"{rate['remaining']:,} of {rate['limit']:,} left, resets "
+            f"{time.strftime('%H:%M:%S UTC', time.gmtime(rate['reset']))} (seen {span(now - rate['at'])} ago)")

@@ -96,6 +96,8 @@ class Page:
     result: FetchResult
     verdict: Verdict
     next_url: str | None
+    # Why a Link rel="next" was not followed (another origin): a read that needs that page fails.
+    refused_next: str | None = None
 
 
 TokenSource = Callable[[bool], "str | None"]  # force_fetch -> the token, or None when none is set
@@ -147,9 +149,9 @@ class GitHub:
         links = requests.utils.parse_header_links(result.headers.get("Link") or "")
         next_url = next((urljoin(url, link["url"]) for link in links if link.get("rel") == "next"), None)
         if next_url and verdict.kind == "ok" and _origin(next_url) != self.origin:
-            verdict = Verdict("failed", f'GitHub: Link rel="next" points at another origin ({_shown(next_url)}); '
-                                        f"not followed, the token stays with {show_origin(self.origin)}")
-            next_url = None
+            return Page(result, verdict, None, f'GitHub: Link rel="next" points at another origin '
+                                               f"({_shown(next_url)}); not followed, the token stays with "
+                                               f"{show_origin(self.origin)}")
         return Page(result, verdict, next_url)
 
 
@@ -183,8 +185,8 @@ def read_following(github: GitHub) -> Read:
     while url:
         page = github.get(url)
         read.pages.append(page.result)
-        if page.verdict.kind != "ok":
-            read.verdict = page.verdict
+        if page.verdict.kind != "ok" or page.refused_next:
+            read.verdict = page.verdict if page.verdict.kind != "ok" else Verdict("failed", page.refused_next)
             return read
         try:
             read.accounts.extend(accounts_of(page.result.body))
@@ -210,8 +212,8 @@ def read_stars(github: GitHub, login: str, etag: str | None, last_modified: str 
     while url:
         page = github.get(url, STAR_JSON, *((etag, last_modified) if not read.pages else (None, None)))
         read.pages.append(page.result)
-        if page.verdict.kind != "ok":
-            read.verdict = page.verdict
+        if page.verdict.kind != "ok" or page.refused_next:
+            read.verdict = page.verdict if page.verdict.kind != "ok" else Verdict("failed", page.refused_next)
             return read
         if len(read.pages) == 1:
             read.etag, read.last_modified = page.result.validators
@@ -274,7 +276,10 @@ def read_timeline(github: GitHub, login: str, etag: str | None, previous: dict |
             return read
         read.events.extend(events)
         # GitHub stops at 300 events: a last page that reaches that count is the cap, not the end.
-        read.reached_end = page.next_url is None and len(read.events) < TIMELINE_PAGES * PER_PAGE
+        read.reached_end = page.next_url is None and not page.refused_next and len(read.events) < TIMELINE_PAGES * PER_PAGE
         more = len(read.pages) < TIMELINE_PAGES and reads_on(events, previous)
+        if more and page.refused_next:  # the next page is needed, and it is elsewhere
+            read.verdict = Verdict("failed", page.refused_next)
+            return read
         url = page.next_url if more else None
     return read

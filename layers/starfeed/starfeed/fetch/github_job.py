@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from collections import Counter
 
+from starfeed import observe
 from starfeed.fetch.github import GitHub, Read, TimelineRead, Verdict, read_following, read_stars, read_timeline, whoami
 from starfeed.fetch.record import apply_decision, publish_new, remember_fetch, store_raw, tap_new
 from starfeed.fetch.stage import StageFailed, stage
@@ -23,6 +25,7 @@ from starfeed.schedule.github import REJECTED_PAUSE, decide_github, timeline_ste
 from starfeed.schedule.tick import send_now
 from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES, github_timeline_source, github_user_key, github_user_source
 from starfeed.store import Storage
+from starfeed.urlpolicy import redact
 
 log = logging.getLogger(__name__)
 
@@ -31,14 +34,20 @@ def fetch_github(storage: Storage, source: Source, before: Source, lease: float 
                  rng: random.Random) -> FetchOutcome:
     github = GitHub(storage.settings, storage.secrets.github_token)
     first = source.status == Status.NEW
-    if source.kind == Kind.GITHUB_FOLLOWING:
-        read = read_following(github)
-    elif source.kind == Kind.GITHUB_TIMELINE:
-        read = _read_timeline(github, source)
-    else:
-        read = read_stars(github, source.login or "", source.etag, source.last_modified,
-                          lambda uids: storage.entries.known(source.source_id, uids),
-                          first_sync=first, now=now, last_starred_at=source.last_starred_at)
+    started = time.monotonic()
+    with observe.span("http request", source_id=source.source_id, host=source.host):
+        if source.kind == Kind.GITHUB_FOLLOWING:
+            read = read_following(github)
+        elif source.kind == Kind.GITHUB_TIMELINE:
+            read = _read_timeline(github, source)
+        else:
+            read = read_stars(github, source.login or "", source.etag, source.last_modified,
+                              lambda uids: storage.entries.known(source.source_id, uids),
+                              first_sync=first, now=now, last_starred_at=source.last_starred_at)
+    latency_ms = round((time.monotonic() - started) * 1000)
+    if source.kind == Kind.GITHUB_TIMELINE and read.verdict.kind == "rejected":
+        # A token may read follows and stars but not events: the timeline fails alone, the stars go on.
+        read.verdict = Verdict("failed", f"{read.verdict.reason} (for the timeline only: stars are polled as before)")
     # Every answer is kept before it is read (no answer, no payload: a network failure).
     new, answers, previously_failed = 0, [], source.status == Status.ERROR
     try:
@@ -65,21 +74,43 @@ def fetch_github(storage: Storage, source: Source, before: Source, lease: float 
     if source.kind == Kind.GITHUB_TIMELINE and read.verdict.kind == "failed" and not previously_failed:
         with stage("store"):
             uncover_all(storage, now, "the timeline failed")
-    _record(storage, source, read, new, answers, now, rng)
+    with observe.span("schedule decision"):
+        _record(storage, source, read, new, answers, now, rng)
     _pause_if_limited(storage, source, read.verdict, github.pause_until, now)
     if github.rate:
         storage.hosts.note_rate_limit(source.host, github.rate)  # for `starfeed github status`
-    if not storage.sources.finish_fetch(source, before, lease):
+        observe.metric(observe.GITHUB_RATE_REMAINING, github.rate["remaining"])
+    with observe.span("store outcome"):
+        written = storage.sources.finish_fetch(source, before, lease)
+    if not written:
         log.warning("fetcher: lease on %s was lost; its outcome was not written", source.url)
     last = read.pages[-1] if read.pages else None
+    outcome = FetchOutcome(last.status if last else None, new_entries=new,
+                           not_modified=read.verdict.kind == "not-modified",
+                           error=read.verdict.reason if read.verdict.kind not in ("ok", "not-modified") else None,
+                           retry_after=read.verdict.until - now if read.verdict.until else None)
+    fields = _fields(source, before, outcome, new, read, github, latency_ms)
+    observe.fetched(fields)
     log.info("fetcher: %s -> %s in %d request(s), %d new, next %s (%s)%s", source.url,
              last.status if last else "no request", github.requests, new,
              f"in {int(source.next_check_at - now)}s" if source.next_check_at else "never",
-             source.reason, f": {read.verdict.reason}" if read.verdict.reason else "")
-    return FetchOutcome(last.status if last else None, new_entries=new,
-                        not_modified=read.verdict.kind == "not-modified",
-                        error=read.verdict.reason if read.verdict.kind not in ("ok", "not-modified") else None,
-                        retry_after=read.verdict.until - now if read.verdict.until else None)
+             source.reason, f": {read.verdict.reason}" if read.verdict.reason else "", extra=fields)
+    return outcome
+
+
+def _fields(source: Source, before: Source, outcome: FetchOutcome, new: int, read: Read, github: GitHub,
+            latency_ms: int) -> dict:
+    """Seed 003 §4.9's fields of the fetch's log line, as a feed's fetch logs them (fetch/job.py),
+    plus the requests made and the rate limit left. Never the token: GitHub's URLs carry none."""
+    return {"feed_id": source.source_id, "url": redact(source.url), "host": source.host, "kind": source.kind,
+            "decision_reason": source.reason, "http_status": outcome.http_status,
+            "interval_before": before.interval, "interval_after": source.interval,
+            "ewma_interval": round(source.ewma_interarrival) if source.ewma_interarrival else None,
+            "new_entries": new, "not_modified": bool(outcome.not_modified), "retries": 0,
+            "error": outcome.error, "status_class": observe.status_class(outcome.http_status, outcome.error),
+            "bytes_in": sum(len(page.body or b"") for page in read.pages), "compression_ratio": None,
+            "latency_ms": latency_ms, "requests": github.requests,
+            "rate_remaining": github.rate["remaining"] if github.rate else None}
 
 
 def _apply_following(storage: Storage, following: Source, read: Read, now: float) -> None:
@@ -130,8 +161,8 @@ def _read_timeline(github: GitHub, timeline: Source) -> TimelineRead:
 def _apply_timeline(storage: Storage, timeline: Source, read: TimelineRead, now: float) -> None:
     """Make every followed account the timeline saw star due now, and fetch it at once."""
     state = dict(timeline.timeline or {})
-    state.update(read_at=now, poll_interval=read.poll_interval or state.get("poll_interval"))
-    timeline.etag = read.etag or timeline.etag
+    asked = read.poll_interval
+    state.update(read_at=now, poll_interval=asked if asked and asked > 0 else None)
     if read.verdict.kind == "ok":
         step = timeline_step(read.events, timeline.timeline, read.reached_end)
         state.update(newest_id=step.newest_id, watch_ids=list(step.watch_ids))
@@ -139,7 +170,7 @@ def _apply_timeline(storage: Storage, timeline: Source, read: TimelineRead, now:
         stars = Counter(source_id_for(github_user_key(api, actor)) for actor in step.starred)
         active = {source_id_for(github_user_key(api, actor)) for actor in step.active}
         accounts = [a for a in storage.sources.get_many(set(stars) | active).values()
-                    if a.kind == Kind.GITHUB_USER and a.live]
+                    if a.kind == Kind.GITHUB_USER and a.live and a.polling]
         hinted = [a.source_id for a in accounts if a.source_id in stars
                   and storage.sources.change(a.source_id, {"next_check_at": now, "hinted_at": now},
                                              require_enabled=True)]
@@ -156,6 +187,7 @@ def _apply_timeline(storage: Storage, timeline: Source, read: TimelineRead, now:
             state["overflowed_at"] = now
             uncover_all(storage, now, "more events than the timeline keeps came in since its last read")
     timeline.timeline = state
+    timeline.etag = read.etag or timeline.etag  # last: a read that failed to apply is read again
 
 
 def _store_stars(storage: Storage, user: Source, read: Read, lease: float | None, now: float) -> int:
@@ -195,6 +227,7 @@ def _pause_if_limited(storage: Storage, source: Source, verdict: Verdict, exhaus
     if verdict.kind == "rejected":
         storage.hosts.pause(host, now + REJECTED_PAUSE, verdict.reason or "GitHub token rejected",
                                    stopped=True)
+        observe.metric(observe.GITHUB_STOPPED, 1)  # the GitHubStopped alarm
         log.error("fetcher: %s; all GitHub polling stops until then", verdict.reason)
         storage.queues.send_render(GITHUB_PAGES)  # the index pages show why
     elif verdict.kind == "rate-limited" or exhausted is not None:

@@ -9,6 +9,7 @@ import time
 from copy import deepcopy
 from dataclasses import replace
 
+from starfeed import observe
 from starfeed.fetch import robots
 from starfeed.fetch.github_job import fetch_github
 from starfeed.fetch.headers import freshness
@@ -58,9 +59,10 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
         return None
     # What the source was when read: its outcome writes only what the fetch changed.
     before = deepcopy(source)
-    if source.kind in GITHUB_KINDS:
-        return fetch_github(storage, source, before, lease, now, rng or random.Random())
-    return _fetch_feed(storage, source, before, lease, first_fetch, now, rng or random.Random())
+    with observe.span("fetch", source_id=source.source_id, host=source.host):
+        if source.kind in GITHUB_KINDS:
+            return fetch_github(storage, source, before, lease, now, rng or random.Random())
+        return _fetch_feed(storage, source, before, lease, first_fetch, now, rng or random.Random())
 
 
 def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float | None, first_fetch: bool,
@@ -70,21 +72,25 @@ def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float |
     settings = storage.settings
     previously_failed, listed = source.status == Status.ERROR, _listing(source)
     result, raw_ref, new = FetchResult(source.url, None), None, []
+    retries = observe.RetryCounter(time.sleep)
     try:
-        with stage("fetch"):
-            result = (_fetch_page(storage, source, now) if source.kind == Kind.WEBSITE else
-                      fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified))
-        with stage("store raw"):  # every byte kept before it is parsed
+        with stage("fetch"), observe.span("http request", source_id=source.source_id, host=source.host):
+            result = (_fetch_page(storage, source, now, retries) if source.kind == Kind.WEBSITE else
+                      fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified,
+                            sleep=retries))
+            observe.annotate(http_status=result.status)
+        with stage("store raw"), observe.span("store raw"):  # every byte kept before it is parsed
             raw_ref = store_raw(storage, source, result, now) if result.status is not None else None
-        with stage("parse"):
+        with stage("parse"), observe.span("parse"):
             outcome, ingested = _outcome(source, result, now, settings)
         if ingested is not None:
-            new, error = _store(storage, source, ingested, raw_ref, now)
+            with observe.span("store"):
+                new, error = _store(storage, source, ingested, raw_ref, now)
             outcome = replace(outcome, new_entries=len(new), error=error)
         # A first fetch publishes the source's feed, even empty; after a failure the entries a
         # failed attempt stored may not have been rendered yet.
         if new or first_fetch or previously_failed:
-            with stage("render request"):
+            with stage("render request"), observe.span("render request"):
                 storage.queues.send_render(targets_for(source))
         if result.status is not None and not outcome.failed:
             _subscribe_if_announced(storage, source, result, ingested, now)
@@ -93,22 +99,42 @@ def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float |
         outcome = FetchOutcome(result.status, error=str(failed))
 
     # Decisions follow the pace the scheduler derives from every source (schedule/pace.py).
-    _record(source, result, outcome, raw_ref, now, settings, storage.pace.current(), rng)
+    with observe.span("schedule decision"):
+        _record(source, result, outcome, raw_ref, now, settings, storage.pace.current(), rng)
     if result.status == 429 or (result.status == 503 and result.retry_after is not None):
         # Every source on the host waits, not only this one (issue 7: per-host politeness).
         wait = result.retry_after if result.retry_after is not None else (source.next_check_at or now) - now
         storage.hosts.pause(source.host, now + wait, outcome.error or f"HTTP {result.status}")
     source.entry_count += len(new)
-    if not storage.sources.finish_fetch(source, before, lease):
+    with observe.span("store outcome"):
+        written = storage.sources.finish_fetch(source, before, lease)
+    if not written:
         log.warning("fetcher: lease on %s was lost; its outcome was not written", redact(source.url))
     elif _listing(source) != listed:
         # A 410 disabled it: its own feed is unpublished and its entries leave the others.
         relist(storage, [] if source.enabled else targets_for(source))
+    fields = fetch_fields(source, before, result.status, outcome, len(new), retries.count)
+    fields.update(zip(("bytes_in", "compression_ratio"), observe.wire_bytes(result.headers, result.body)))
+    fields["latency_ms"] = round(result.elapsed * 1000)
+    observe.fetched(fields)
     log.info("fetcher: %s -> %s, %d new, next %s (%s)%s", redact(source.url),
              result.status or "no response", len(new),
              f"in {int(source.next_check_at - now)}s" if source.next_check_at else "never",
-             source.reason, f": {outcome.error}" if outcome.error else "")
+             source.reason, f": {outcome.error}" if outcome.error else "", extra=fields)
     return outcome
+
+
+def fetch_fields(source: Source, before: Source, http_status: int | None, outcome: FetchOutcome, new: int,
+                 retries: int) -> dict:
+    """Seed 003 §4.9's fields of a fetch's log line (and what its metrics are made of): the URL
+    redacted as every public view shows it; never a credential, a token or a secret."""
+    return {"feed_id": source.source_id, "url": redact(source.url), "host": source.host, "kind": source.kind,
+            "decision_reason": source.reason, "http_status": http_status,
+            "interval_before": before.interval, "interval_after": source.interval,
+            "ewma_interval": round(source.ewma_interarrival) if source.ewma_interarrival else None,
+            "new_entries": new, "not_modified": bool(outcome.not_modified), "retries": retries,
+            "error": outcome.error, "status_class": observe.status_class(http_status, outcome.error),
+            "bytes_in": 0, "compression_ratio": None, "latency_ms": None}
 
 
 def _store(storage: Storage, source: Source, ingested: Ingested, raw_ref: dict | None,
@@ -163,7 +189,9 @@ def _take_push(storage: Storage, source: Source, fetch_id: str, now: float) -> F
     source.entry_count += len(new)
     storage.sources.finish_fetch(source, before, None, release=False)
     log.info("fetcher: %s <- pushed, %d new%s", redact(source.url), len(new),
-             f": {outcome.error}" if outcome.error else "")
+             f": {outcome.error}" if outcome.error else "",
+             extra={"feed_id": source.source_id, "url": redact(source.url), "host": source.host, "pushed": True,
+                    "new_entries": len(new), "error": outcome.error})
     return outcome
 
 
@@ -203,13 +231,14 @@ def _subscribe_if_announced(storage: Storage, source: Source, result: FetchResul
 _ROBOTS_KNOWN: dict[str, dict] = {}
 
 
-def _fetch_page(storage: Storage, source: Source, now: float) -> FetchResult:
+def _fetch_page(storage: Storage, source: Source, now: float, sleep=time.sleep) -> FetchResult:
     """A website source is crawled, so its host's robots.txt decides first; a page it disallows
     is not requested, and says why. A Crawl-delay holds the host for that long after the request."""
     allowed = robots.check(storage, source.url, now, _ROBOTS_KNOWN)
     if not allowed.allowed:
         return FetchResult(source.url, None, error=f"not fetched: {allowed.reason} (checked again when due)")
-    result = fetch(source.url, storage.settings, etag=source.etag, last_modified=source.last_modified)
+    result = fetch(source.url, storage.settings, etag=source.etag, last_modified=source.last_modified,
+                   sleep=sleep)
     if allowed.crawl_delay:
         storage.hosts.pause(source.host, now + allowed.crawl_delay,
                             f"Crawl-delay: {allowed.crawl_delay:g} s ({robots.robots_url(source.url)})")
@@ -276,7 +305,7 @@ def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref:
         source.enabled, source.status = False, Status.GONE
         source.last_error = f"{outcome.error}; the source is disabled"
     _follow_permanent_redirect(source, result, now, settings)
-    remember_fetch(source, raw_ref, result.status, outcome.error or source.status, now, settings)
+    remember_fetch(source, raw_ref, result.status, outcome.error or source.status, now, settings, result.elapsed)
 
 
 def _safety_check(decision: Decision, push: dict, now: float, settings: Settings) -> Decision:

@@ -21,8 +21,12 @@ from starfeed.urlpolicy import redact
 log = logging.getLogger(__name__)
 
 
-def store_raw(storage: Storage, source: Source, result: FetchResult, now: float) -> dict:
-    """Every response is kept before it is parsed (seed 003 §4.5)."""
+def store_raw(storage: Storage, source: Source, result: FetchResult, now: float) -> dict | None:
+    """Every response is kept before it is parsed (seed 003 §4.5), but a 304: it has no body to
+    parse, and its two PUTs (the body's and the record's) were the largest line of the bill
+    (`make cost`: most fetches are 304s). Its status and time stay in the fetch history."""
+    if result.not_modified:
+        return None
     record = {"feed_id": source.source_id, "fetched_at": rfc3339(now), "url": redact(result.url),
               "http_status": result.status, "request_headers": result.request_headers,
               "response_headers": dict(result.headers), "content_type": result.headers.get("Content-Type")}
@@ -67,12 +71,14 @@ def tap_new(storage: Storage, source: Source, entries: list[Entry], raw_ref: dic
 
 
 def remember_fetch(source: Source, raw_ref: dict | None, status: int | None, outcome: str, now: float,
-                   settings: Settings) -> None:
-    """The source's last fetches, newest first, each with its raw payload's reference."""
-    source.fetch_history = ([{"fetch_id": raw_ref["fetch_id"] if raw_ref else None, "at": rfc3339(now),
-                              "status": status, "outcome": outcome,
-                              "body_sha256": raw_ref["body_sha256"] if raw_ref else None}]
-                            + source.fetch_history)[:settings.fetch_history]
+                   settings: Settings, elapsed: float | None = None) -> None:
+    """The source's last fetches, newest first, each with its raw payload's reference and, for a
+    request made, its duration (ms: `starfeed status` takes the p99 from them)."""
+    record = {"fetch_id": raw_ref["fetch_id"] if raw_ref else None, "at": rfc3339(now), "status": status,
+              "outcome": outcome, "body_sha256": raw_ref["body_sha256"] if raw_ref else None}
+    if elapsed:
+        record["ms"] = round(elapsed * 1000)
+    source.fetch_history = ([record] + source.fetch_history)[:settings.fetch_history]
 
 
 def apply_decision(source: Source, decision: Decision, now: float, settings: Settings) -> None:

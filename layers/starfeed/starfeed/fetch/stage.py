@@ -6,6 +6,11 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 
+# Where a source's job can break on starfeed's side; a reason that starts "stage: " is ours, not
+# the publisher's (`starfeed status` counts those against the error budget).
+STAGES = ("fetch", "parse", "store raw", "store", "render request")
+
+
 class StageFailed(Exception):
     """Something unexpected broke while one source was handled: the source records it, with the
     stage, instead of failing its message and holding its host's message group."""
@@ -27,8 +32,14 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:300]
 
 
+def is_ours(reason: str | None) -> bool:
+    """Whether a recorded failure reason is a stage of starfeed's that broke."""
+    return bool(reason) and any(reason.startswith(f"{name}: ") for name in STAGES)
+
+
 @contextmanager
 def stage(name: str):
+    assert name in STAGES, name
     try:
         yield
     except StageFailed:

@@ -12,7 +12,8 @@ schemas; the tests check these bodies against them):
   most 300 events and 90 days; ETag and a free 304, X-Poll-Interval (poll_interval);
 - X-RateLimit-* on every response, over hourly windows of its clock.
 Switches (attributes, or POST /_sim/{switch}): reject_token (401), exhaust (primary limit used up),
-secondary (a 403 with Retry-After), failures (a burst of 5xx). GET /_sim/log is the request log.
+secondary (a 403 with Retry-After), failures (a burst of 5xx); timeline_status (an attribute: the
+timeline alone answers it). GET /_sim/log is the request log.
 """
 
 from __future__ import annotations
@@ -157,6 +158,7 @@ class GitHubSim:
         self.secondary_retry_after: int | None = None  # next request gets a secondary limit
         self.failures = 0  # the next N requests get a 502
         self.poll_interval = 60  # X-Poll-Interval on the timeline
+        self.timeline_status: int | None = None  # the timeline alone answers this (a token without its scope)
         self.activity: list[Event] = []  # events other than stars, ascending by creation
         self._stars: tuple[int, list[Event]] = (-1, [])  # star events, rebuilt when stars change
         self.log: list[dict] = []
@@ -298,6 +300,9 @@ class GitHubSim:
                      for t, r in visible]
             next_path = parts.path
         elif segments == ["users", self.me, "received_events"]:
+            if self.timeline_status:
+                return self._finish(request, entry, self.timeline_status, {"message": "Resource not accessible"},
+                                    reset=reset)
             items = [_event(self.url, e) for e in self.timeline(now)]
             next_path = parts.path
         else:

@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+from starfeed.observe import log_format
 from starfeed.local.demo import DemoOrigin
 from starfeed.local.github_sim import GitHubSim, population
 from starfeed.local.http_bridge import http_routes, serve
@@ -55,8 +56,11 @@ def run() -> int:
                   host, port, exc.strerror)
         return 1
     github_sim = start_github_demo()
-    stack = LocalStack({"STARFEED_PUBLIC_URL": public_url, "STARFEED_ALLOW_PRIVATE_NETWORKS":
-                        os.environ.get("STARFEED_ALLOW_PRIVATE_NETWORKS", "1")})
+    overrides = {"STARFEED_PUBLIC_URL": public_url, "STARFEED_ALLOW_PRIVATE_NETWORKS":
+                 os.environ.get("STARFEED_ALLOW_PRIVATE_NETWORKS", "1")}
+    if log_format() == "json":  # exactly what Lambda would log: JSON lines and the EMF metrics
+        overrides["POWERTOOLS_METRICS_DISABLED"] = "false"
+    stack = LocalStack(overrides)
     log.info("embedded AWS (moto) on %s with every table, bucket and queue of template.yaml",
              stack.endpoint)
     snapshot_path = stack.state / SNAPSHOT_FILE

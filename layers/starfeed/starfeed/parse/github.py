@@ -105,8 +105,10 @@ def events_of(body: bytes) -> list[Event]:
         if not isinstance(item, dict) or not isinstance(item.get("type"), str):
             continue
         try:
-            event_id = int(item.get("id"))
+            event_id = int(str(item.get("id"))[:20])  # GitHub's ids fit in 64 bits; a longer one is hostile
         except (TypeError, ValueError):
+            continue
+        if not 0 < event_id < 2 ** 63:
             continue
         actor = item.get("actor") if isinstance(item.get("actor"), dict) else {}
         payload = item.get("payload") if isinstance(item.get("payload"), dict) else {}

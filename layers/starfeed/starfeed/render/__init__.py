@@ -5,9 +5,14 @@ This module stays light (no lxml): the fetcher and the CLI import it to name ren
 
 from __future__ import annotations
 
+from starfeed.model import GITHUB_HELPERS
+
 
 def targets_for(source) -> list[str]:
-    """The feeds a source's new entries appear in."""
+    """The feeds a source's new entries appear in; none for the GitHub follow list and timeline,
+    which have no entries."""
+    if source.kind in GITHUB_HELPERS:
+        return []
     return ["feed", f"s/{source.source_id}/feed", *(f"c/{c}/feed" for c in source.collections)]
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
 
+from starfeed import observe
 from starfeed.enrich.present import deframed
 from starfeed.model import Entry, Source
 from starfeed.parse.normalize import rfc3339
@@ -55,7 +56,8 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
     wanted = set(targets)
     for target in sorted(wanted - {SOURCES_SUMMARY}):
         try:
-            outcome = _render_target(storage, target, now, collections, notice, timings)
+            with observe.span("render", target=target):
+                outcome = _render_target(storage, target, now, collections, notice, timings)
         except Exception as exc:  # noqa: BLE001 - reported; the other targets go on
             log.exception("renderer: %s failed; the records naming it are retried", target)
             report.failed[target] = f"{type(exc).__name__}: {exc}"[:500]
@@ -69,6 +71,7 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
         except Exception as exc:  # noqa: BLE001
             log.exception("renderer: the sources summary failed")
             report.failed[SOURCES_SUMMARY] = f"{type(exc).__name__}: {exc}"[:500]
+    observe.metric(observe.RENDERS, len(report.rendered))
     _tell_the_hub(storage, [t for t in report.rendered if t != SOURCES_SUMMARY])
     try:
         storage.counters.add(timings)

@@ -22,7 +22,9 @@ ALPHA = 0.3
 REJECTED_PAUSE = 365 * 86400  # a refused token holds GitHub polling until `github connect`
 TIERS = ("high", "medium", "low")
 TIMELINE_PAGES = 3  # GitHub keeps the latest 300 events: three pages of 100
+TIMELINE_EVENTS = 300
 TIMELINE_POLL = 60  # seconds between reads when GitHub sends no X-Poll-Interval (its usual value)
+TIMELINE_LONGEST = 3600  # an X-Poll-Interval beyond an hour is not waited for: the hints would be late
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ def timeline_step(events: list, previous: dict | None, reached_end: bool) -> Tim
     A star is new when the last read did not show it: newer than that read, or older but shown
     late (GitHub's lag). A read that reaches no event of the
     last read, and not the end either, has a gap: more than 300 events came in between."""
+    events = list({e.event_id: e for e in events}.values())  # an event listed twice is one event
     newest = max((e.event_id for e in events), default=None)
     watch = tuple(e.event_id for e in events if e.is_star)
     if not previous or previous.get("newest_id") is None:
@@ -88,8 +91,11 @@ def timeline_step(events: list, previous: dict | None, reached_end: bool) -> Tim
     new = [e for e in events if e.is_star and e.event_id not in seen and e.actor_id is not None]
     overflowed = bool(events) and min(e.event_id for e in events) > last_newest and not reached_end
     active = dict.fromkeys(e.actor_id for e in events if e.event_id > last_newest and e.actor_id is not None)
+    # The star events known from earlier reads stay known (a read may show none of them), as many
+    # as GitHub keeps.
+    known = tuple(sorted(set(watch) | seen, reverse=True)[:TIMELINE_EVENTS])
     return TimelineStep(tuple(e.actor_id for e in new), tuple(active), max(newest or last_newest, last_newest),
-                        watch, overflowed)
+                        known, overflowed)
 
 
 def reads_on(page_events: list, previous: dict | None) -> bool:
@@ -113,9 +119,13 @@ def decide_github(source: Source, verdict: str, until: float | None, star_times:
             decision = Decision(settings.github_following_interval, now + settings.github_following_interval,
                                 "follow list: daily", 0, **keep)
         elif source.kind == Kind.GITHUB_TIMELINE:
-            asked = (source.timeline or {}).get("poll_interval") or TIMELINE_POLL
-            wait = int(min(max(asked, TIMELINE_POLL), settings.github_max_minutes * 60))
-            decision = Decision(wait, now + wait, f"timeline: every {wait}s (GitHub's X-Poll-Interval: {asked}s)",
+            asked = (source.timeline or {}).get("poll_interval")
+            wait = int(min(max(asked or TIMELINE_POLL, TIMELINE_POLL), TIMELINE_LONGEST))
+            # From the scheduler run that leased it, not from now: a wait as long as the run's
+            # rate would otherwise miss the next run by the seconds this fetch took.
+            leased = source.locked_until - settings.lease_seconds if source.locked_until else now
+            decision = Decision(wait, max(min(leased, now) + wait, now),
+                                f"timeline: every {wait}s" + (f" (GitHub's X-Poll-Interval: {asked:g}s)" if asked else ""),
                                 0, **keep)
         else:
             previous = source.ewma_interarrival / 60 if source.ewma_interarrival else None

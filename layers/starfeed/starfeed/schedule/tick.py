@@ -6,8 +6,10 @@ import logging
 import zlib
 from dataclasses import dataclass
 
+from starfeed import observe
 from starfeed.model import Source
 from starfeed.model import Pace
+from starfeed.schedule import freshness
 from starfeed.schedule.pace import EVERY as PACE_EVERY, next_pace
 from starfeed.settings import Settings
 
@@ -51,6 +53,11 @@ def send_now(storage: Storage, source_ids: list[str], now: float) -> int:
 
 
 def run_tick(storage: Storage, now: float) -> TickReport:
+    with observe.span("schedule"):
+        return _run_tick(storage, now)
+
+
+def _run_tick(storage: Storage, now: float) -> TickReport:
     due = storage.sources.due_ids(now)
     leased = [source for source in (_lease(storage, i, now) for i in due) if source]
     # One read of the host pauses a run: a paused host's sources wait for its pause to end.
@@ -64,9 +71,19 @@ def run_tick(storage: Storage, now: float) -> TickReport:
         messages.append(FetchMessage(source.source_id, source.next_check_at or now,
                                      message_group(source, storage.settings), source.locked_until))
     enqueued = storage.queues.send_fetches(messages)
+    polled = {m.source_id for m in messages}
+    on_time, measured = freshness.measured([s for s in leased if s.source_id in polled], now)
+    storage.pace.note_run(now, len(due), len(leased))  # for `starfeed status`
+    observe.metric(observe.DUE, len(due))
+    observe.metric(observe.LEASED, len(leased))
+    # One value a polled source (100: on time, 0: late): the metric's average is the share of polls.
+    for value in [100] * on_time + [0] * (measured - on_time):
+        observe.metric(observe.FRESHNESS, value)
     if due:
         log.info("scheduler: %d due, %d leased, %d enqueued%s", len(due), len(leased), enqueued,
-                 f", {len(leased) - len(messages)} waiting for a paused host" if len(messages) < len(leased) else "")
+                 f", {len(leased) - len(messages)} waiting for a paused host" if len(messages) < len(leased) else "",
+                 extra={"due": len(due), "leased": len(leased), "enqueued": enqueued,
+                        "on_time": on_time, "measured": measured})
     pace = update_pace(storage, now)
     return TickReport(due=len(due), leased=len(leased), enqueued=enqueued,
                       pace_horizon=round(pace.horizon) if pace else None)

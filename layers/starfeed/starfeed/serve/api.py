@@ -3,7 +3,6 @@ cache of rendered objects and the counters (serve/responses.py)."""
 
 from __future__ import annotations
 
-from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
 from starfeed.serve.cache import FeedCache
@@ -12,10 +11,9 @@ from starfeed.serve.routes import feeds, lookup, pages, stats
 from starfeed.store import Storage
 
 
-def build_app(storage: Storage, metrics: Metrics | None = None,
-              cache: FeedCache | None = None) -> APIGatewayHttpResolver:
+def build_app(storage: Storage, cache: FeedCache | None = None) -> APIGatewayHttpResolver:
     app = APIGatewayHttpResolver()
-    served = Served(storage, metrics or Metrics(), cache or FeedCache(ttl=storage.settings.api_cache_ttl))
+    served = Served(storage, cache or FeedCache(ttl=storage.settings.api_cache_ttl))
     for concern in (pages, stats, lookup, feeds):  # feeds last: its /<filename> takes what is left
         app.include_router(concern.router(served))
 

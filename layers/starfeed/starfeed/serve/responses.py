@@ -7,11 +7,8 @@ import email.utils
 import json
 from collections.abc import Callable
 
-from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from starfeed.formats import EXTENSIONS, FORMATS
 from starfeed.serve.cache import FeedCache
@@ -31,11 +28,10 @@ FORMAT_OF_EXTENSION = {**EXTENSIONS, "html": "html"}
 class Served:
     """What every router shares: storage, the cache of rendered objects, and the counters."""
 
-    def __init__(self, storage: Storage, metrics: Metrics, cache: FeedCache):
-        self.storage, self.metrics, self.cache = storage, metrics, cache
+    def __init__(self, storage: Storage, cache: FeedCache):
+        self.storage, self.cache = storage, cache
         # Disabled metrics are never flushed, yet powertools prints them once 100 values pile up:
         # when they are off (locally), none are added at all.
-        self._metrics_on = not is_metrics_disabled()
         self._sampler = Sampler()
 
     @staticmethod
@@ -55,10 +51,8 @@ class Served:
         return url if len(url.encode("utf-8", "surrogatepass")) <= PARTITION_KEY_BYTES else None
 
     def count(self, fmt: str, hit: bool) -> None:
-        """Dashboard counters (sampled when busy) and CloudWatch metrics; no addresses kept."""
-        if self._metrics_on:
-            self.metrics.add_metric(name=f"Requests{fmt.capitalize()}", unit=MetricUnit.Count, value=1)
-            self.metrics.add_metric(name="CacheHits" if hit else "CacheMisses", unit=MetricUnit.Count, value=1)
+        """Dashboard counters (sampled when busy); no addresses kept. No CloudWatch metric: API
+        Gateway counts requests for free, and a custom metric per format costs $0.30 a month."""
         weight = self._sampler.weight()
         if weight:
             self.storage.counters.add({f"req:{fmt}": weight, f"ua:{reader_of(self.header('User-Agent'))}": weight,

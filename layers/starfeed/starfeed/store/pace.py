@@ -10,6 +10,7 @@ from starfeed.model import Pace
 from starfeed.settings import Settings
 
 PACE_KEY = "pace"  # the item's key in the stats table, whose other items are days
+RUN_KEY = "scheduler-run"  # the last scheduler run: when, and how many sources were due and leased
 CACHE_SECONDS = 300  # a fetcher re-reads the pace this often
 
 
@@ -43,6 +44,19 @@ class PaceStore:
         except self._db.exceptions.ConditionalCheckFailedException:
             return False
         return True
+
+    def note_run(self, at: float, due: int, leased: int) -> None:
+        """One small write per scheduler run, for `starfeed status`."""
+        self._db.update_item(TableName=self._table, Key={"day": {"S": RUN_KEY}},
+                             UpdateExpression="SET #at = :at, due = :due, leased = :leased",
+                             ExpressionAttributeNames={"#at": "at"},
+                             ExpressionAttributeValues={":at": {"N": repr(at)}, ":due": {"N": str(due)},
+                                                        ":leased": {"N": str(leased)}})
+
+    def last_run(self) -> dict | None:
+        """{at, due, leased} of the last scheduler run; None before the first."""
+        item = self._db.get_item(TableName=self._table, Key={"day": {"S": RUN_KEY}}).get("Item")
+        return {k: float(item[k]["N"]) for k in ("at", "due", "leased")} if item else None
 
     def current(self) -> Pace:
         """The pace decisions use now: the stored one, re-read every CACHE_SECONDS; the settings'

@@ -12,6 +12,16 @@ MAX_DELAY = 900  # SQS's longest DelaySeconds
 
 
 @dataclass(frozen=True)
+class QueueDepth:
+    """A queue as an operator sees it: what waits, what is being worked on, and its dead letters."""
+    name: str
+    waiting: int  # visible and delayed messages
+    in_flight: int  # received, not yet deleted
+    dead_letters: int | None = None  # None: no dead-letter queue
+    dead_letter_arn: str | None = None
+
+
+@dataclass(frozen=True)
 class FetchMessage:
     source_id: str
     scheduled_at: float
@@ -64,6 +74,28 @@ class Queues:
                 raise RuntimeError(f"{len(response['Failed'])} failed fetch messages keep the queue's "
                                    f"visibility timeout: {response['Failed'][0].get('Message')}")
 
+    def depths(self) -> list[QueueDepth]:
+        """Every queue of the deployment with its dead-letter queue (read from its redrive
+        policy): three attributes each, GetQueueAttributes being free of charge beyond requests."""
+        depths = []
+        for name, url in (("fetch", self._settings.fetch_queue_url), ("render", self._settings.render_queue_url),
+                          ("enrich", self._settings.enrich_queue_url), ("history", self._settings.history_queue_url)):
+            if not url:
+                continue
+            attributes = self._attributes(url, "RedrivePolicy")
+            dead = json.loads(attributes.get("RedrivePolicy") or "{}").get("deadLetterTargetArn")
+            dead_count = None
+            if dead:
+                dead_url = self._sqs.get_queue_url(QueueName=dead.rsplit(":", 1)[-1])["QueueUrl"]
+                dead_count = sum(int(self._attributes(dead_url).get(a, 0)) for a in _COUNTED)
+            depths.append(QueueDepth(name, int(attributes.get("ApproximateNumberOfMessages", 0))
+                                     + int(attributes.get("ApproximateNumberOfMessagesDelayed", 0)),
+                                     int(attributes.get("ApproximateNumberOfMessagesNotVisible", 0)), dead_count, dead))
+        return depths
+
+    def _attributes(self, url: str, *extra: str) -> dict:
+        return self._sqs.get_queue_attributes(QueueUrl=url, AttributeNames=[*_COUNTED, *extra])["Attributes"]
+
     def send_history(self, step: dict) -> None:
         """A step of a source's archive walk (fetch/history.py), after its delay (at most SQS's)."""
         delay = min(MAX_DELAY, max(0, int(step.pop("delay", 0))))
@@ -103,3 +135,6 @@ class Queues:
             if response.get("Failed"):
                 raise RuntimeError(f"{queue_url.rsplit('/', 1)[-1]} refused {len(response['Failed'])} messages: "
                                    f"{response['Failed'][0].get('Message')}")
+
+
+_COUNTED = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed", "ApproximateNumberOfMessagesNotVisible")

@@ -30,11 +30,12 @@ def source_record(records, source: Source, settings: Settings):
 
 def due_keys(source: Source, settings: Settings) -> dict:
     """The sparse Due index's keys: only an enabled source with a next check, not removed
-    (deleted_at), carries them."""
+    (deleted_at), carries its shard. A disabled one keeps its next check out of the index, so
+    `source enable` finds its schedule as it was."""
     if source.live and source.next_check_at is not None:
         shard = zlib.crc32(source.source_id.encode()) % settings.due_shards
         return {"next_check_at": source.next_check_at, "due_shard": str(shard)}
-    return {"next_check_at": None, "due_shard": None}
+    return {"next_check_at": source.next_check_at, "due_shard": None}
 
 
 class Sources:

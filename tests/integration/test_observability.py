@@ -1,0 +1,103 @@
+"""Issue 20: a fetch through the local stack logs seed 003's fields as JSON and its EMF metrics
+carry no feed; no secret reaches a log line; template.yaml holds the tracing, the dashboard, the
+alarms and the optional email."""
+
+import io
+import json
+import time
+
+import pytest
+from conftest import ROOT
+
+from origin import Reply, rss
+from starfeed import observe
+from starfeed.local.template import load
+from starfeed.sources import add_source
+
+SEED_FIELDS = ("feed_id", "url", "decision_reason", "http_status", "interval_before", "interval_after",
+               "new_entries", "bytes_in", "latency_ms", "not_modified")
+
+
+@pytest.fixture
+def json_logs(monkeypatch):
+    """The local stack's functions logging as on Lambda, with their metrics on."""
+    stream = io.StringIO()
+    observe.configure({"STARFEED_LOG_FORMAT": "json"}, stream=stream)
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    yield stream
+    observe.unconfigure()
+
+
+def _fetch(stack, source_id):
+    record = {"messageId": "m1", "receiptHandle": "r1", "body": json.dumps({"source_id": source_id}),
+              "attributes": {"ApproximateReceiveCount": "1"}, "messageAttributes": {}, "md5OfBody": "",
+              "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:fetch.fifo",
+              "awsRegion": "us-east-1"}
+    return stack.functions["FetcherFunction"].invoke({"Records": [record]})
+
+
+def _json_lines(text):
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def test_a_fetch_logs_seed_003s_fields_and_emits_metrics_without_the_feed(stack, storage, origin, json_logs,
+                                                                        capsys):
+    url = origin.serve("/observed.xml", Reply(200, rss(("o1", "One"), ("o2", "Two")), {"ETag": '"v1"'}),
+                       Reply(304, headers={"ETag": '"v1"'}))
+    source = add_source(storage, url, time.time() - 3600)[0]
+    assert _fetch(stack, source.source_id) == {"batchItemFailures": []}
+    assert _fetch(stack, source.source_id) == {"batchItemFailures": []}
+    lines = [line for line in _json_lines(json_logs.getvalue()) if line.get("feed_id") == source.source_id]
+    first, second = lines
+    for line in lines:
+        assert set(SEED_FIELDS) <= set(line), set(SEED_FIELDS) - set(line)
+        assert line["function_name"] == "FetcherFunction" and line["function_request_id"]
+        assert "cold_start" in line
+    assert (first["http_status"], first["new_entries"], first["not_modified"]) == (200, 2, False)
+    assert (second["http_status"], second["not_modified"]) == (304, True)
+    assert second["interval_before"] == first["interval_after"]
+    emf = [blob for blob in _json_lines(capsys.readouterr().out) if "_aws" in blob]
+    names = {m["Name"] for blob in emf for d in blob["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]}
+    assert {"Fetches", "NotModified", "BytesIn", "FetchLatency", "NewEntries", "IntervalChosen"} <= names
+    for blob in emf:
+        assert all(set(d) <= {"service", "status_class"} for directive in blob["_aws"]["CloudWatchMetrics"]
+                   for d in directive["Dimensions"])
+        assert source.source_id not in json.dumps(blob)
+
+
+def test_no_secret_reaches_a_log_line(stack, storage, origin, json_logs):
+    password, secret = "pw-not-in-logs-51c2", "websub-secret-not-in-logs-9e1f"
+    path = origin.serve("/private.xml", Reply(200, rss(("p1", "Private"))))
+    url = path.replace("http://", f"http://reader:{password}@")
+    source = add_source(storage, url, time.time() - 3600)[0]
+    storage.sources.change(source.source_id, {"push_secret": secret})
+    _fetch(stack, source.source_id)
+    text = json_logs.getvalue()
+    assert source.source_id in text  # its fetch was logged
+    assert password not in text and secret not in text
+
+
+def test_the_template_traces_alarms_and_shows_a_dashboard():
+    template = load(ROOT / "template.yaml")
+    resources = template["Resources"]
+    assert template["Globals"]["Function"]["Tracing"] == "Active"
+    assert template["Globals"]["Function"]["LoggingConfig"]["LogFormat"] == "JSON"
+    alarms = {name for name, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
+    assert alarms == {"DeadLetterAlarm", "FetchErrorRateAlarm", "FreshnessAlarm", "GitHubStoppedAlarm",
+                      "Api5xxAlarm"}
+    for name in alarms:
+        assert resources[name]["Properties"]["AlarmActions"] == [{"Ref": "AlarmTopic"}]
+    assert resources["FreshnessAlarm"]["Properties"]["Threshold"] == 95
+    assert resources["FetchErrorRateAlarm"]["Properties"]["Threshold"] == 2
+    assert resources["AlarmEmailSubscription"]["Condition"] == "HasAlarmEmail"
+    assert template["Parameters"]["AlarmEmail"]["Default"] == ""
+    body = resources["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    for shown in ("NotModified", "FetchErrors", "IntervalChosen", "EwmaInterval", "sum(new_entries)",
+                  "by status_class, http_status, host", "ApproximateAgeOfOldestMessage", "AWS/ApiGateway",
+                  "Freshness"):
+        assert shown in body, shown
+    # Every custom metric an alarm or a widget names is one observe.py emits.
+    custom = {m.split('"')[0] for m in body.split('["starfeed", "')[1:]}
+    assert custom <= set(observe.METRICS)
+    assert {resources[a]["Properties"].get("MetricName") for a in ("FreshnessAlarm", "GitHubStoppedAlarm")} \
+        <= set(observe.METRICS)

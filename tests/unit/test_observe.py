@@ -1,0 +1,113 @@
+"""Issue 20: what starfeed.observe makes of a fetch (log keys, EMF metrics) and the scheduler's
+without AWS."""
+
+import io
+import json
+import logging
+from types import SimpleNamespace
+
+import pytest
+
+from starfeed import observe
+
+FIELDS = {"feed_id": "abc123", "url": "https://example.org/feed.xml", "host": "example.org", "kind": "feed",
+          "decision_reason": "rhythm", "http_status": 503, "interval_before": 900, "interval_after": 1800,
+          "ewma_interval": 3600, "new_entries": 0, "not_modified": False, "retries": 2,
+          "error": "503 Service Unavailable", "status_class": "5xx", "bytes_in": 1200,
+          "compression_ratio": 4.2, "latency_ms": 350}
+
+
+def test_status_classes_separate_the_publishers_faults_from_ours():
+    assert observe.status_class(200, None) is None
+    assert observe.status_class(404, "404 Not Found") == "4xx"
+    assert observe.status_class(502, "HTTP 502") == "5xx"
+    assert observe.status_class(None, "could not connect") == "network"
+    assert observe.status_class(200, "not a feed") == "content"
+    assert observe.status_class(200, "store: Throttling: slow down") == "starfeed"
+    assert set(observe.STATUS_CLASSES) == {"4xx", "5xx", "network", "content", "starfeed"}
+
+
+def test_wire_bytes_and_compression_ratio():
+    assert observe.wire_bytes({"Content-Encoding": "gzip", "Content-Length": "100"}, b"x" * 400) == (100, 4.0)
+    assert observe.wire_bytes({"Content-Length": "400"}, b"x" * 400) == (400, None)
+    assert observe.wire_bytes({}, b"x" * 50) == (50, None)  # chunked: the decoded size stands in
+
+
+def test_the_log_format_is_json_on_lambda_and_text_elsewhere():
+    assert observe.log_format({}) == "text"
+    assert observe.log_format({"AWS_LAMBDA_FUNCTION_NAME": "f"}) == "json"
+    assert observe.log_format({"STARFEED_LOG_FORMAT": "json"}) == "json"
+    assert observe.log_format({"AWS_LAMBDA_FUNCTION_NAME": "f", "STARFEED_LOG_FORMAT": "text"}) == "text"
+
+
+def test_tracing_only_on_lambda_and_never_imported_elsewhere():
+    assert not observe.tracing_enabled({})
+    assert observe.tracing_enabled({"LAMBDA_TASK_ROOT": "/var/task"})
+    assert not observe.tracing_enabled({"LAMBDA_TASK_ROOT": "/var/task", "AWS_SAM_LOCAL": "true"})
+    assert not observe.tracing_enabled({"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"})
+    observe.configure({})
+    assert observe._tracer is None
+    with observe.span("fetch", source_id="s", host="h"):  # a no-op
+        observe.annotate(http_status=200)
+
+
+@pytest.fixture
+def json_logs():
+    stream = io.StringIO()
+    observe.configure({"STARFEED_LOG_FORMAT": "json"}, stream=stream)
+    yield stream
+    observe.unconfigure()
+
+
+def _lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def test_a_fetch_logs_one_json_line_with_the_invocations_keys(json_logs):
+    log = logging.getLogger("starfeed.fetch.job")
+
+    @observe.handler
+    def handler(event, context):
+        log.info("fetcher: %s -> 503", FIELDS["url"], extra=FIELDS)
+
+    context = SimpleNamespace(function_name="FetcherFunction", aws_request_id="req-1")
+    handler({}, context)
+    handler({}, SimpleNamespace(function_name="FetcherFunction", aws_request_id="req-2"))
+    first, second = _lines(json_logs.getvalue())
+    assert {k: first[k] for k in FIELDS} == FIELDS
+    assert (first["cold_start"], first["function_request_id"]) == (True, "req-1")
+    assert (second["cold_start"], second["function_request_id"]) == (False, "req-2")
+    assert first["service"] == "starfeed" and first["level"] == "INFO"
+
+
+def test_emf_names_only_known_metrics_with_few_dimensions(monkeypatch, capsys):
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    observe.fetched(FIELDS)
+    observe.fetched({**FIELDS, "status_class": None, "not_modified": True, "http_status": 304})
+    observe.flush()
+    out = capsys.readouterr().out
+    blobs = [line for line in _lines(out) if "_aws" in line]
+    names = set()
+    for blob in blobs:
+        for directive in blob["_aws"]["CloudWatchMetrics"]:
+            assert directive["Namespace"] == "starfeed"
+            assert directive["Dimensions"] in ([["service"]], [["service", "status_class"]])
+            names |= {m["Name"] for m in directive["Metrics"]}
+    assert names == {"Fetches", "NotModified", "FetchErrors", "BytesIn", "CompressionRatio", "FetchLatency",
+                     "IntervalChosen", "EwmaInterval", "Retries", "NewEntries"}
+    assert names <= set(observe.METRICS)
+    assert "abc123" not in out and "example.org" not in out  # nothing per feed reaches CloudWatch
+
+
+def test_disabled_metrics_print_nothing(monkeypatch, capsys):
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    for _ in range(150):  # powertools would print 100 piled-up values even when disabled
+        observe.fetched(FIELDS)
+    observe.flush()
+    assert capsys.readouterr().out == ""
+
+
+def test_few_custom_metrics():
+    # Each is $0.30 a month (a name and its dimension set): README "Operating it" lists them.
+    assert len(observe.METRICS) <= 17
+    assert [name for name, (_, dimension, _) in observe.METRICS.items() if dimension] == ["FetchErrors"]
