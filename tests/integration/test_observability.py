@@ -55,6 +55,7 @@ def test_a_fetch_logs_seed_003s_fields_and_emits_metrics_without_the_feed(stack,
         assert "cold_start" in line
     assert (first["http_status"], first["new_entries"], first["not_modified"]) == (200, 2, False)
     assert (second["http_status"], second["not_modified"]) == (304, True)
+    storage.sources.delete(source.source_id)  # its origin closes with the test
     assert second["interval_before"] == first["interval_after"]
     emf = [blob for blob in _json_lines(capsys.readouterr().out) if "_aws" in blob]
     names = {m["Name"] for blob in emf for d in blob["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]}
@@ -72,6 +73,7 @@ def test_no_secret_reaches_a_log_line(stack, storage, origin, json_logs):
     source = add_source(storage, url, time.time() - 3600)[0]
     storage.sources.change(source.source_id, {"push_secret": secret})
     _fetch(stack, source.source_id)
+    storage.sources.delete(source.source_id)  # its origin closes with the test
     text = json_logs.getvalue()
     assert source.source_id in text  # its fetch was logged
     assert password not in text and secret not in text

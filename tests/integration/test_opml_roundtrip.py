@@ -86,7 +86,7 @@ def test_subscriptions_round_trip(stack, storage, capsys, origin, tmp_path):
         opml.write_bytes(document)
         # Into the same starfeed: nothing new, nothing doubled.
         again = cli(capsys, "opml", "import", str(opml))
-        assert ": 0 added, " in again and "failed" not in again.split("imported", 1)[1]
+        assert ": 0 added, " in again and "failed" not in again.split("imported", 1)[1], again
         assert "starfeed's own GitHub feed" in again and f"{page.source_id} " in again
         # Unsubscribed, then imported: the same sources, in the same collections.
         for url in feeds.values():

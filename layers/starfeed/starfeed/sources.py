@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from starfeed.model import Kind, Source, root_domain_of, source_id_for
+from starfeed.schedule.github import TIMELINE_POLL
 from starfeed.store import Storage
 from starfeed.store.limits import PARTITION_KEY_BYTES
 
@@ -76,10 +77,12 @@ def github_following_source(settings, now: float) -> Source:
 
 def github_timeline_source(settings, now: float) -> Source:
     """The token's user's received events (issue 19): hints that a followed account starred. Its
-    URL names the user once its first read has asked GitHub who that is."""
+    URL names the user once its first read has asked GitHub who that is. First read a minute on,
+    after the accounts' first syncs have their turn (`github connect` makes it due at once)."""
     api = settings.github_api_url.rstrip("/")
     return Source(source_id=source_id_for(f"{api}/received_events"), url=f"{api}/user", kind=Kind.GITHUB_TIMELINE,
-                  created_at=now, title="GitHub timeline", next_check_at=now, root_domain=root_domain_of(api) or None)
+                  created_at=now, title="GitHub timeline", next_check_at=now + TIMELINE_POLL,
+                  root_domain=root_domain_of(api) or None)
 
 
 def github_user_key(api: str, user_id: int) -> str:
