@@ -218,7 +218,8 @@ def handler(function: Callable) -> Callable:
     """A Lambda handler with its invocation's keys on every log line (cold start, request id,
     function name), its metrics flushed when it returns, and its trace subsegment on Lambda."""
     cold = [True]  # per function: the local stack runs several in one process
-    traced = _tracer.capture_lambda_handler(function) if _tracer is not None else function
+    # The response is not kept on the trace: a fetcher batch's or a render's is not worth its size.
+    traced = _tracer.capture_lambda_handler(function, capture_response=False) if _tracer is not None else function
 
     @functools.wraps(function)
     def wrapper(event, context):
@@ -230,7 +231,10 @@ def handler(function: Callable) -> Callable:
         try:
             return traced(event, context)
         finally:
-            flush()
+            try:
+                flush()
+            except Exception:  # noqa: BLE001 - metrics must never fail what the invocation did
+                logging.getLogger(__name__).exception("metrics not flushed")
             if _json_logger is not None:
                 _json_logger.thread_safe_clear_keys()
 

@@ -72,6 +72,7 @@ class Settings:
     rare_post_share: float = 0.04
     rare_max_interval: int = 86400
     lease_seconds: int = 600
+    schedule_period: int = 300  # seconds between scheduler runs (template.yaml's ScheduleRate)
     # A fetch message that fails unexpectedly is retried alone after this many seconds (its
     # host's FIFO group waits no longer), and dead-lettered after the queue's maxReceiveCount.
     fetch_retry_seconds: int = 30

@@ -12,6 +12,7 @@ last fetches. Pure: the sources in, the figures out.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from starfeed.fetch.stage import is_ours
@@ -44,17 +45,18 @@ class Slos:
         return 1 - self.late / self.scheduled if self.scheduled else 1.0
 
 
-def slos(sources: list[Source], now: float) -> Slos:
+def slos(sources: list[Source], now: float, period: float) -> Slos:
+    """period: the scheduler's, in seconds (settings.schedule_period)."""
     since = rfc3339(now - DAY)
     records = [r for s in sources for r in s.fetch_history if isinstance(r, dict) and str(r.get("at", "")) >= since]
     durations = sorted(r["ms"] for r in records if isinstance(r.get("ms"), (int, float)))
     failed = [str(r.get("outcome")) for r in records if str(r.get("outcome")) not in SUCCEEDED]
     ours = sum(1 for outcome in failed if is_ours(outcome))
-    on_time, scheduled = freshness.measured(sources, now)
+    on_time, scheduled = freshness.measured(sources, now, period)
     return Slos(len(records), _p99(durations), ours, len(failed) - ours, scheduled, scheduled - on_time)
 
 
 def _p99(values: list[float]) -> int | None:
     if not values:
         return None
-    return int(values[min(len(values) - 1, int(0.99 * len(values)))])
+    return int(values[max(0, math.ceil(0.99 * len(values)) - 1)])

@@ -72,6 +72,7 @@ _EB = "https://aws.amazon.com/eventbridge/pricing/"
 _APIGW = "https://aws.amazon.com/api-gateway/pricing/"
 _CW = "https://aws.amazon.com/cloudwatch/pricing/"
 _EC2 = "https://aws.amazon.com/ec2/pricing/on-demand/#Data_Transfer"
+_XRAY = "https://aws.amazon.com/xray/pricing/"
 
 # List prices, us-east-1, as read in PRICES_DATE from the page each names.
 PRICES: dict[str, Price] = {
@@ -94,6 +95,7 @@ PRICES: dict[str, Price] = {
     "custom_metric": Price(0.30, "metric-month (first 10,000)", _CW),
     "alarm": Price(0.10, "standard alarm-month", _CW),
     "dashboard": Price(3.00, "dashboard-month past the free 3", _CW),
+    "xray_trace": Price(5.00 / 1e6, "trace recorded", _XRAY),
 }
 
 # The always-free tiers (they do not expire after 12 months), in the units above.
@@ -108,17 +110,24 @@ FREE_TIER: dict[str, float] = {
     "alarm": 10,
     "dashboard": 3,
     "logs_gb": 5.0,  # ingestion and storage together
+    "xray_trace": 100_000,
 }
 
 # Assumptions, named so they can be changed ----------------------------------------------------
 
-# Powertools Logger's one JSON line per fetch (being added): the figure the bill uses. The
-# measured bytes the code logs now per fetch are printed beside it.
-LOG_BYTES_PER_FETCH = 400
+# Powertools Logger's one JSON line per fetch, its keys included (644 bytes measured on a
+# typical fetch), and the X-Ray trace id Lambda adds. The bytes the code's own message takes
+# are printed beside it.
+LOG_BYTES_PER_FETCH = 700
 # Powertools Metrics' custom metrics (EMF), each name x dimension set one metric: observe.METRICS,
 # FetchErrors once per status class.
 CUSTOM_METRICS = len(observe.METRICS) - 1 + len(observe.STATUS_CLASSES)
-ALARMS = 5  # template.yaml's: dead letters, fetch error rate, freshness, GitHub stopped, API 5xx
+# template.yaml's five alarms, billed per metric they read: dead letters (4 queues), the fetch
+# error rate (2), freshness, GitHub stopped, API 5xx.
+ALARMS = 9
+# X-Ray: template.yaml traces every function but the api (each reader request would be a trace);
+# Lambda samples the first request a second and 5% of the rest, at these rates nearly all.
+UNTRACED = ("ApiFunction",)
 DASHBOARDS = 1
 LOG_RETENTION_MONTHS = 0.5  # ApiAccessLogs keeps 14 days; the functions' groups the same assumed
 LOG_COMPRESSION = 0.15  # archived bytes per ingested byte (CloudWatch bills storage compressed)
@@ -678,7 +687,7 @@ def units_from(measured: dict) -> Units:
 
 LINES = ("Lambda requests", "Lambda compute", "SQS", "DynamoDB writes", "DynamoDB reads", "DynamoDB storage",
          "S3 requests", "S3 storage", "EventBridge", "API Gateway", "CloudWatch logs", "CloudWatch metrics",
-         "CloudWatch alarms", "CloudWatch dashboards", "Egress")
+         "CloudWatch alarms", "CloudWatch dashboards", "X-Ray traces", "Egress")
 STORAGE_LINES = ("DynamoDB storage", "S3 storage")
 
 
@@ -782,6 +791,8 @@ def bill(units: Units, pop: Population, sources: int, readers_per_hour: float,
     line("CloudWatch metrics", 0 if idle else options.custom_metrics, P["custom_metric"], FREE_TIER["custom_metric"])
     line("CloudWatch alarms", options.alarms, P["alarm"], FREE_TIER["alarm"])
     line("CloudWatch dashboards", options.dashboards, P["dashboard"], FREE_TIER["dashboard"])
+    traces = sum(n for function, n in u.lambda_requests.items() if function not in UNTRACED)
+    line("X-Ray traces", traces, P["xray_trace"], FREE_TIER["xray_trace"])
     egress_gb = requests * (1 - READER_NOT_MODIFIED_SHARE) * READER_BODY_BYTES / 1e9
     line("Egress", egress_gb, P["egress"], FREE_TIER["egress"])
     out = {name: {"list": lines[name][0], "free_tier": lines[name][1]} for name in LINES}

@@ -360,7 +360,7 @@ def _show(args) -> None:
              ("state", _state(s)), ("status", f"{s.status}" + (f", HTTP {s.http_status}" if s.http_status else "")),
              ("last error", s.last_error or "-"), ("failures", str(s.consecutive_failures)),
              ("subscribed", when(s.created_at)), ("last fetch", when(s.last_fetch_at)),
-             ("last success", when(s.last_success_at)), ("next check", when(s.next_check_at)),
+             ("last success", when(s.last_success_at)), ("next check", when(s.next_check_at) if s.live else "- (disabled or removed)"),
              ("interval", (span(s.interval) if s.interval else "-") + (f" ({s.reason})" if s.reason else "")),
              ("tier", _tier(s)), ("policy", s.policy), ("polling", "on" if s.polling else "off"),
              ("enabled", "yes" if s.enabled else "no"),

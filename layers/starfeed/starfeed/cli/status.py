@@ -21,7 +21,7 @@ def _status(args) -> None:
     storage = connect(args.stack)
     now = time.time()
     sources = storage.sources.all()
-    slos = status.slos(sources, now)
+    slos = status.slos(sources, now, storage.settings.schedule_period)
     print(f"SLOs (seed 003 §10), over the last day's {slos.fetches:,} recorded fetches:")
     p99 = slos.latency_p99_ms
     _line("fetch latency p99", f"{p99 / 1000:.2f} s" if p99 is not None else "no request yet",
@@ -57,8 +57,9 @@ def _status(args) -> None:
     print("scheduler: " + (f"last run {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(run['at']))} "
                            f"({ago(run['at'], now)}), {int(run['due']):,} due, {int(run['leased']):,} leased"
                            if run else "no run recorded yet"))
-    if run and now - run["at"] > 2 * 300:
-        print(f"  the scheduler should run every 5 minutes; the last run was {span(now - run['at'])} ago")
+    period = storage.settings.schedule_period
+    if run and now - run["at"] > 2 * period:
+        print(f"  the scheduler should run every {span(period)}; the last run was {span(now - run['at'])} ago")
 
 
 def _line(name: str, measured: str, target: str, met: bool) -> None:

@@ -53,7 +53,8 @@ def row_of(source) -> SourceRow:
         status=clean.text(source.status) or "unknown", enabled=bool(source.enabled),
         published=publishable(source), http_status=source.http_status, interval=source.interval or 0,
         ewma_interarrival=source.ewma_interarrival, reason=clean.text(source.reason),
-        consecutive_failures=source.consecutive_failures or 0, next_check_at=source.next_check_at,
+        consecutive_failures=source.consecutive_failures or 0,
+        next_check_at=source.next_check_at if source.live else None,  # a disabled one keeps it, unused
         last_fetch_at=source.last_fetch_at, last_error=clean.redacted_text(source.last_error),
         entry_count=source.entry_count or 0)
 

@@ -20,16 +20,18 @@ def chosen_wait(source: Source) -> float | None:
     return max(source.next_check_at - source.last_fetch_at, 0.0)
 
 
-def on_time(source: Source, now: float) -> bool | None:
+def on_time(source: Source, now: float, period: float) -> bool | None:
     """Whether the source, polled (or still waiting) at `now`, is within FRESH_WITHIN times its
-    chosen wait of its last fetch; None when it is not scheduled."""
+    chosen wait of its last fetch; None when it is not scheduled. A wait shorter than the
+    scheduler's period (the timeline's minute, a short Retry-After) counts as one period: no run
+    can come sooner."""
     wait = chosen_wait(source)
     if wait is None:
         return None
-    return now - source.last_fetch_at <= FRESH_WITHIN * wait
+    return now - source.last_fetch_at <= FRESH_WITHIN * max(wait, period)
 
 
-def measured(sources: list[Source], now: float) -> tuple[int, int]:
+def measured(sources: list[Source], now: float, period: float) -> tuple[int, int]:
     """(on time, scheduled) among these sources."""
-    verdicts = [v for v in (on_time(s, now) for s in sources) if v is not None]
+    verdicts = [v for v in (on_time(s, now, period) for s in sources) if v is not None]
     return sum(verdicts), len(verdicts)

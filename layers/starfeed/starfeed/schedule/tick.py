@@ -72,8 +72,12 @@ def _run_tick(storage: Storage, now: float) -> TickReport:
                                      message_group(source, storage.settings), source.locked_until))
     enqueued = storage.queues.send_fetches(messages)
     polled = {m.source_id for m in messages}
-    on_time, measured = freshness.measured([s for s in leased if s.source_id in polled], now)
-    storage.pace.note_run(now, len(due), len(leased))  # for `starfeed status`
+    on_time, measured = freshness.measured([s for s in leased if s.source_id in polled], now,
+                                           storage.settings.schedule_period)
+    try:
+        storage.pace.note_run(now, len(due), len(leased))  # for `starfeed status` only
+    except Exception:  # noqa: BLE001 - the run's work is done; the pace step must still come
+        log.exception("scheduler: this run's time was not recorded")
     observe.metric(observe.DUE, len(due))
     observe.metric(observe.LEASED, len(leased))
     # One value a polled source (100: on time, 0: late): the metric's average is the share of polls.

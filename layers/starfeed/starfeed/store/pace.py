@@ -55,8 +55,11 @@ class PaceStore:
 
     def last_run(self) -> dict | None:
         """{at, due, leased} of the last scheduler run; None before the first."""
-        item = self._db.get_item(TableName=self._table, Key={"day": {"S": RUN_KEY}}).get("Item")
-        return {k: float(item[k]["N"]) for k in ("at", "due", "leased")} if item else None
+        item = self._db.get_item(TableName=self._table, Key={"day": {"S": RUN_KEY}}).get("Item") or {}
+        try:
+            return {k: float(item[k]["N"]) for k in ("at", "due", "leased")}
+        except (KeyError, TypeError, ValueError):
+            return None  # none yet, or an item edited by hand
 
     def current(self) -> Pace:
         """The pace decisions use now: the stored one, re-read every CACHE_SECONDS; the settings'

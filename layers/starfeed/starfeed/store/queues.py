@@ -86,8 +86,11 @@ class Queues:
             dead = json.loads(attributes.get("RedrivePolicy") or "{}").get("deadLetterTargetArn")
             dead_count = None
             if dead:
-                dead_url = self._sqs.get_queue_url(QueueName=dead.rsplit(":", 1)[-1])["QueueUrl"]
-                dead_count = sum(int(self._attributes(dead_url).get(a, 0)) for a in _COUNTED)
+                try:
+                    dead_url = self._sqs.get_queue_url(QueueName=dead.rsplit(":", 1)[-1])["QueueUrl"]
+                    dead_count = sum(int(self._attributes(dead_url).get(a, 0)) for a in _COUNTED)
+                except self._sqs.exceptions.QueueDoesNotExist:
+                    dead_count = None  # the redrive policy names a queue that is gone
             depths.append(QueueDepth(name, int(attributes.get("ApproximateNumberOfMessages", 0))
                                      + int(attributes.get("ApproximateNumberOfMessagesDelayed", 0)),
                                      int(attributes.get("ApproximateNumberOfMessagesNotVisible", 0)), dead_count, dead))
