@@ -6,7 +6,7 @@ import random
 
 from starfeed.model import Kind, Source
 from starfeed.parse.github import Event, events_of
-from starfeed.schedule.github import TIMELINE_POLL, decide_github, reads_on, timeline_step
+from starfeed.schedule.github import TIMELINE_POLL, decide_github, readable_state, reads_on, timeline_step
 from starfeed.settings import Settings
 
 
@@ -117,3 +117,14 @@ def test_the_next_read_counts_from_the_run_that_leased_the_timeline_and_waits_an
     assert decide_github(leased, "ok", None, [], 0, now, settings, random.Random(1)).next_check_at == now - 7 + 60
     leased.timeline = {"poll_interval": 100000}
     assert decide_github(leased, "ok", None, [], 0, now, settings, random.Random(1)).interval == 3600
+
+
+def test_a_timeline_state_edited_by_hand_is_read_as_far_as_it_can_be():
+    settings, now = Settings(), 1_800_000_000.0
+    broken = {"newest_id": "not a number", "watch_ids": [["x"]], "poll_interval": "soon", "hinted": None}
+    assert readable_state(broken) == {} and readable_state(["a list"]) == {}
+    assert timeline_step([star(40)], broken, reached_end=True).starred == ()  # a baseline again
+    assert not reads_on([push(50)], broken)
+    timeline = Source(source_id="t", url="https://api.github.com/users/me/received_events", kind=Kind.GITHUB_TIMELINE,
+                      timeline=broken)
+    assert decide_github(timeline, "ok", None, [], 0, now, settings, random.Random(1)).interval == TIMELINE_POLL

@@ -13,7 +13,7 @@ from starfeed import subscribe
 from starfeed.cli.common import CliError, ago, clip, connect, count, span, until
 from starfeed.enrich.analysis import prompt_for
 from starfeed.model import GITHUB_HELPERS, GITHUB_KINDS, Kind, Status
-from starfeed.schedule.github import tier_of
+from starfeed.schedule.github import readable_state, tier_of
 from starfeed.subscribe import Refused
 
 
@@ -424,7 +424,7 @@ def push_state(source, now: float) -> str | None:
 def timeline_state(timeline, sources: list, now: float) -> str:
     """When the timeline was last read, how often, how many stars it hinted, how many accounts it
     announces (polled daily), and its last gap."""
-    state = timeline.timeline or {}
+    state = readable_state(timeline.timeline)
     if not state.get("read_at"):
         return f"{timeline.source_id}  not read yet"
     covered = sum(1 for s in sources if s.kind == Kind.GITHUB_USER and s.live and s.timeline_covered)

@@ -21,7 +21,7 @@ from starfeed.model import FetchOutcome, Kind, Source, Status, source_id_for
 from starfeed.parse.github import star_entry
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY, targets_for
-from starfeed.schedule.github import REJECTED_PAUSE, decide_github, timeline_step
+from starfeed.schedule.github import REJECTED_PAUSE, decide_github, readable_state, timeline_step
 from starfeed.schedule.tick import send_now
 from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES, github_timeline_source, github_user_key, github_user_source
 from starfeed.store import Storage
@@ -160,7 +160,7 @@ def _read_timeline(github: GitHub, timeline: Source) -> TimelineRead:
 
 def _apply_timeline(storage: Storage, timeline: Source, read: TimelineRead, now: float) -> None:
     """Make every followed account the timeline saw star due now, and fetch it at once."""
-    state = dict(timeline.timeline or {})
+    state = readable_state(timeline.timeline)
     asked = read.poll_interval
     state.update(read_at=now, poll_interval=asked if asked and asked > 0 else None)
     if read.verdict.kind == "ok":

@@ -72,6 +72,29 @@ class TimelineStep:
     overflowed: bool  # more events arrived since the last read than GitHub keeps: some were missed
 
 
+_STATE_NUMBERS = ("read_at", "newest_id", "poll_interval", "hinted", "last_hinted_at", "overflowed_at")
+
+
+def readable_state(state: object) -> dict:
+    """The timeline's stored state (Source.timeline) without what cannot be read, an item edited
+    by hand: a value that is not a number is left out, and its read starts afresh from there."""
+    if not isinstance(state, dict):
+        return {}
+    kept = {k: state[k] for k in _STATE_NUMBERS
+            if isinstance(state.get(k), (int, float)) and not isinstance(state.get(k), bool)}
+    ids = state.get("watch_ids")
+    if isinstance(ids, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        kept["watch_ids"] = ids
+    return kept
+
+
+def _last_read(previous) -> tuple[int | None, set[int]]:
+    """The last read's newest event id and the star events it knew; (None, ...) before a first read."""
+    state = readable_state(previous)
+    newest = state.get("newest_id")
+    return (int(newest) if newest is not None else None), set(state.get("watch_ids", ()))
+
+
 def timeline_step(events: list, previous: dict | None, reached_end: bool) -> TimelineStep:
     """events: parse.github.Event, newest first, as read now; previous: the source's timeline state
     after the last read (None: this is the first, and it only sets the baseline: stars before it
@@ -83,9 +106,9 @@ def timeline_step(events: list, previous: dict | None, reached_end: bool) -> Tim
     events = list({e.event_id: e for e in events}.values())  # an event listed twice is one event
     newest = max((e.event_id for e in events), default=None)
     watch = tuple(e.event_id for e in events if e.is_star)
-    if not previous or previous.get("newest_id") is None:
-        return TimelineStep((), (), newest if newest is not None else (previous or {}).get("newest_id"), watch, False)
-    last_newest, seen = int(previous["newest_id"]), set(previous.get("watch_ids") or ())
+    last_newest, seen = _last_read(previous)
+    if last_newest is None:
+        return TimelineStep((), (), newest, watch, False)
     # Events only move down the timeline, and a read goes on past page 1 only when all of page 1
     # is new: so every event read now that existed at the last read was read then too.
     new = [e for e in events if e.is_star and e.event_id not in seen and e.actor_id is not None]
@@ -101,9 +124,10 @@ def timeline_step(events: list, previous: dict | None, reached_end: bool) -> Tim
 def reads_on(page_events: list, previous: dict | None) -> bool:
     """Whether the read should go on to the next page: on a first read, no (a baseline); else
     while every event of this page is newer than the last read's newest."""
-    if not previous or previous.get("newest_id") is None or not page_events:
+    last_newest = _last_read(previous)[0]
+    if last_newest is None or not page_events:
         return False
-    return min(e.event_id for e in page_events) > int(previous["newest_id"])
+    return min(e.event_id for e in page_events) > last_newest
 
 
 def decide_github(source: Source, verdict: str, until: float | None, star_times: list[float],
@@ -119,7 +143,8 @@ def decide_github(source: Source, verdict: str, until: float | None, star_times:
             decision = Decision(settings.github_following_interval, now + settings.github_following_interval,
                                 "follow list: daily", 0, **keep)
         elif source.kind == Kind.GITHUB_TIMELINE:
-            asked = (source.timeline or {}).get("poll_interval")
+            asked = readable_state(source.timeline).get("poll_interval")
+            asked = asked if asked and asked > 0 else None
             wait = int(min(max(asked or TIMELINE_POLL, TIMELINE_POLL), TIMELINE_LONGEST))
             # From the scheduler run that leased it, not from now: a wait as long as the run's
             # rate would otherwise miss the next run by the seconds this fetch took.
