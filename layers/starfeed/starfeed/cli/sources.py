@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from starfeed import subscribe
 from starfeed.cli.common import CliError, ago, clip, connect, count, span, until
 from starfeed.enrich.analysis import prompt_for
+from starfeed.fetch.stage import STAGES
 from starfeed.model import GITHUB_HELPERS, GITHUB_KINDS, Kind, Status
 from starfeed.schedule.github import readable_state, tier_of
 from starfeed.subscribe import Refused
@@ -279,7 +280,6 @@ def _state(source, now: float | None = None) -> str:
     return {"ok": "ok", "not-modified": "no change", "new": "new: not fetched yet"}.get(source.status, source.status)
 
 
-_STAGES = ("fetch", "store raw", "parse", "store", "render request")
 
 
 def _short_error(error: str | None) -> str:
@@ -287,7 +287,7 @@ def _short_error(error: str | None) -> str:
     if not error:
         return ""
     head = error.split(": ", 1)[0].split("; ", 1)[0].strip()
-    return f"{head} error" if head in _STAGES else head
+    return f"{head} error" if head in STAGES else head
 
 
 def _next(source, now: float) -> str:

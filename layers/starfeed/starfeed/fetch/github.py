@@ -21,7 +21,7 @@ from starfeed.fetch.guard import Origin, Refused, origin_of, show_origin
 from starfeed.fetch.headers import parse_retry_after
 from starfeed.fetch.http import FetchResult, fetch
 from starfeed.parse.github import LOGIN, Account, BadBody, Event, Star, accounts_of, events_of, star_uid, stars_of
-from starfeed.schedule.github import TIMELINE_PAGES, reads_on
+from starfeed.schedule.github import TIMELINE_EVENTS, TIMELINE_PAGES, reads_on
 from starfeed.settings import Settings
 
 STAR_JSON = "application/vnd.github.star+json"
@@ -98,6 +98,13 @@ class Page:
     next_url: str | None
     # Why a Link rel="next" was not followed (another origin): a read that needs that page fails.
     refused_next: str | None = None
+
+    @property
+    def failure(self) -> Verdict | None:
+        """What stops a read that follows every page: GitHub's answer, or a next page elsewhere."""
+        if self.verdict.kind != "ok":
+            return self.verdict
+        return Verdict("failed", self.refused_next) if self.refused_next else None
 
 
 TokenSource = Callable[[bool], "str | None"]  # force_fetch -> the token, or None when none is set
@@ -185,8 +192,8 @@ def read_following(github: GitHub) -> Read:
     while url:
         page = github.get(url)
         read.pages.append(page.result)
-        if page.verdict.kind != "ok" or page.refused_next:
-            read.verdict = page.verdict if page.verdict.kind != "ok" else Verdict("failed", page.refused_next)
+        if failure := page.failure:
+            read.verdict = failure
             return read
         try:
             read.accounts.extend(accounts_of(page.result.body))
@@ -212,8 +219,8 @@ def read_stars(github: GitHub, login: str, etag: str | None, last_modified: str 
     while url:
         page = github.get(url, STAR_JSON, *((etag, last_modified) if not read.pages else (None, None)))
         read.pages.append(page.result)
-        if page.verdict.kind != "ok" or page.refused_next:
-            read.verdict = page.verdict if page.verdict.kind != "ok" else Verdict("failed", page.refused_next)
+        if failure := page.failure:
+            read.verdict = failure
             return read
         if len(read.pages) == 1:
             read.etag, read.last_modified = page.result.validators
@@ -276,7 +283,7 @@ def read_timeline(github: GitHub, login: str, etag: str | None, previous: dict |
             return read
         read.events.extend(events)
         # GitHub stops at 300 events: a last page that reaches that count is the cap, not the end.
-        read.reached_end = page.next_url is None and not page.refused_next and len(read.events) < TIMELINE_PAGES * PER_PAGE
+        read.reached_end = page.next_url is None and not page.refused_next and len(read.events) < TIMELINE_EVENTS
         more = len(read.pages) < TIMELINE_PAGES and reads_on(events, previous)
         if more and page.refused_next:  # the next page is needed, and it is elsewhere
             read.verdict = Verdict("failed", page.refused_next)

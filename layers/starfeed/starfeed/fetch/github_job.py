@@ -207,7 +207,7 @@ def _record(storage: Storage, source: Source, read: Read, new: int, answers: lis
     last = read.pages[-1] if read.pages else None
     source.last_fetch_at, source.http_status = now, last.status if last else None
     for raw_ref, page in answers:  # one history line per page, the last page newest
-        remember_fetch(source, raw_ref, page.status, verdict.reason or verdict.kind, now, settings)
+        remember_fetch(source, raw_ref, page.status, verdict.reason or verdict.kind, now, settings, page.elapsed)
     decision = decide_github(source, verdict.kind, verdict.until, source.publications, new, now, settings, rng)
     apply_decision(source, decision, now, settings)
     if verdict.kind in ("ok", "not-modified"):

@@ -22,7 +22,7 @@ ALPHA = 0.3
 REJECTED_PAUSE = 365 * 86400  # a refused token holds GitHub polling until `github connect`
 TIERS = ("high", "medium", "low")
 TIMELINE_PAGES = 3  # GitHub keeps the latest 300 events: three pages of 100
-TIMELINE_EVENTS = 300
+TIMELINE_EVENTS = 300  # TIMELINE_PAGES of fetch.github's PER_PAGE
 TIMELINE_POLL = 60  # seconds between reads when GitHub sends no X-Poll-Interval (its usual value)
 TIMELINE_LONGEST = 3600  # an X-Poll-Interval beyond an hour is not waited for: the hints would be late
 
