@@ -4,6 +4,7 @@ alarms and the optional email."""
 
 import io
 import json
+import re
 import time
 
 import pytest
@@ -59,7 +60,8 @@ def test_a_fetch_logs_seed_003s_fields_and_emits_metrics_without_the_feed(stack,
     assert second["interval_before"] == first["interval_after"]
     emf = [blob for blob in _json_lines(capsys.readouterr().out) if "_aws" in blob]
     names = {m["Name"] for blob in emf for d in blob["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]}
-    assert {"Fetches", "NotModified", "BytesIn", "FetchLatency", "NewEntries", "IntervalChosen"} <= names
+    # By default only the core metrics (within CloudWatch's free ten); the rest is on the log line.
+    assert {"Fetches", "NotModified", "BytesIn", "NewEntries"} <= names <= observe.CORE
     for blob in emf:
         assert all(set(d) <= {"service", "status_class"} for directive in blob["_aws"]["CloudWatchMetrics"]
                    for d in directive["Dimensions"])
@@ -94,12 +96,15 @@ def test_the_template_traces_alarms_and_shows_a_dashboard():
     assert resources["AlarmEmailSubscription"]["Condition"] == "HasAlarmEmail"
     assert template["Parameters"]["AlarmEmail"]["Default"] == ""
     body = resources["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
-    for shown in ("NotModified", "FetchErrors", "IntervalChosen", "EwmaInterval", "sum(new_entries)",
+    assert template["Parameters"]["DetailedMetrics"]["Default"] == "false"
+    for shown in ("NotModified", "FetchErrors", "avg(interval_after)", "avg(ewma_interval)", "sum(new_entries)",
                   "by status_class, http_status, host", "ApproximateAgeOfOldestMessage", "AWS/ApiGateway",
                   "Freshness"):
         assert shown in body, shown
-    # Every custom metric an alarm or a widget names is one observe.py emits.
+    # Every custom metric an alarm or a widget names is one observe.py sends by default.
     custom = {m.split('"')[0] for m in body.split('["starfeed", "')[1:]}
-    assert custom <= set(observe.METRICS)
+    assert custom <= observe.CORE
     assert {resources[a]["Properties"].get("MetricName") for a in ("FreshnessAlarm", "GitHubStoppedAlarm")} \
-        <= set(observe.METRICS)
+        <= observe.CORE
+    widgets = json.loads(re.sub(r"\$\{[^}]+\}", "x", body))["widgets"]  # CloudWatch reads it as JSON
+    assert {w["type"] for w in widgets} == {"metric", "log", "alarm"}

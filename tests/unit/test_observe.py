@@ -80,23 +80,48 @@ def test_a_fetch_logs_one_json_line_with_the_invocations_keys(json_logs):
     assert first["service"] == "starfeed" and first["level"] == "INFO"
 
 
-def test_emf_names_only_known_metrics_with_few_dimensions(monkeypatch, capsys):
-    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
-    observe.fetched(FIELDS)
-    observe.fetched({**FIELDS, "status_class": None, "not_modified": True, "http_status": 304})
-    observe.flush()
-    out = capsys.readouterr().out
-    blobs = [line for line in _lines(out) if "_aws" in line]
-    names = set()
-    for blob in blobs:
+def _emf(out: str) -> tuple[set[str], set[str]]:
+    """(metric names, FetchErrors' status classes) of the EMF blobs printed."""
+    names, classes = set(), set()
+    for blob in (line for line in _lines(out) if "_aws" in line):
         for directive in blob["_aws"]["CloudWatchMetrics"]:
             assert directive["Namespace"] == "starfeed"
             assert directive["Dimensions"] in ([["service"]], [["service", "status_class"]])
             names |= {m["Name"] for m in directive["Metrics"]}
+        if "status_class" in blob:
+            classes.add(blob["status_class"])
+    return names, classes
+
+
+def _two_fetches(capsys) -> tuple[str, tuple[set[str], set[str]]]:
+    observe.fetched(FIELDS)
+    observe.fetched({**FIELDS, "status_class": None, "not_modified": True, "http_status": 304})
+    observe.flush()
+    out = capsys.readouterr().out
+    return out, _emf(out)
+
+
+def test_by_default_emf_sends_the_core_metrics_within_the_free_ten(monkeypatch, capsys):
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    monkeypatch.delenv("STARFEED_DETAILED_METRICS", raising=False)
+    out, (names, classes) = _two_fetches(capsys)
+    assert names == {"Fetches", "NotModified", "FetchErrors", "BytesIn", "NewEntries"}
+    assert classes == {"publisher"}  # a 5xx is the publisher's: one metric for the four classes
+    assert "abc123" not in out and "example.org" not in out  # nothing per feed reaches CloudWatch
+    observe.fetched({**FIELDS, "error": "store: Throttling", "status_class": "starfeed"})
+    observe.flush()
+    assert _emf(capsys.readouterr().out)[1] == {"starfeed"}  # what the error-rate alarm reads
+    assert observe.metric_count(detailed_metrics=False) <= 10
+
+
+def test_detailed_metrics_send_seed_003s_whole_list(monkeypatch, capsys):
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    monkeypatch.setenv("STARFEED_DETAILED_METRICS", "true")
+    out, (names, classes) = _two_fetches(capsys)
     assert names == {"Fetches", "NotModified", "FetchErrors", "BytesIn", "CompressionRatio", "FetchLatency",
                      "IntervalChosen", "EwmaInterval", "Retries", "NewEntries"}
-    assert names <= set(observe.METRICS)
-    assert "abc123" not in out and "example.org" not in out  # nothing per feed reaches CloudWatch
+    assert classes == {"5xx"}
+    assert observe.metric_count(detailed_metrics=True) == 21
 
 
 def test_disabled_metrics_print_nothing(monkeypatch, capsys):
@@ -109,5 +134,5 @@ def test_disabled_metrics_print_nothing(monkeypatch, capsys):
 
 def test_few_custom_metrics():
     # Each is $0.30 a month (a name and its dimension set): README "Operating it" lists them.
-    assert len(observe.METRICS) <= 17
-    assert [name for name, (_, dimension, _) in observe.METRICS.items() if dimension] == ["FetchErrors"]
+    assert [name for name, (_, dimension) in observe.METRICS.items() if dimension] == ["FetchErrors"]
+    assert observe.CORE <= set(observe.METRICS)

@@ -6,10 +6,12 @@ line). Elsewhere (`make run`, tests) the lines stay readable, unless STARFEED_LO
 for exactly what Lambda would log.
 
 Metrics: CloudWatch embedded metric format (Powertools Metrics), flushed once per invocation.
-Every custom metric is a line of the bill ($0.30 a month per name and dimension set), so the
-names are all here, in METRICS, with their one dimension set; none is per feed (per-feed figures
-are in the logs, for Logs Insights). Off when POWERTOOLS_METRICS_DISABLED is true (the local
-stack, unless STARFEED_LOG_FORMAT=json).
+Every custom metric is a line of the bill ($0.30 a month per name and dimension set, the first ten
+free), so the names are all here, in METRICS; none is per feed (per-feed figures are in the logs,
+for Logs Insights). By default only CORE is sent, ten metrics at most (the alarms' and the
+dashboard's); STARFEED_DETAILED_METRICS=true (the template's DetailedMetrics) sends all of seed
+003 §4.9's list, 21 at most. Off when POWERTOOLS_METRICS_DISABLED is true (the local stack,
+unless STARFEED_LOG_FORMAT=json).
 
 Traces: X-Ray through Powertools Tracer, only on Lambda with tracing on (`Tracing: Active`).
 Anywhere else no tracer is built and aws_xray_sdk is never imported: a span is a no-op."""
@@ -34,7 +36,7 @@ from starfeed.fetch.stage import is_ours
 SERVICE = "starfeed"  # the logger's name (every starfeed.* logger reports through it) and the service
 NAMESPACE = "starfeed"
 
-# Every custom metric: name -> (unit, the dimension beyond `service`, or None; who emits it).
+# Every custom metric: name -> (unit, the dimension beyond `service`, or None).
 FETCHES = "Fetches"
 NOT_MODIFIED = "NotModified"
 FETCH_ERRORS = "FetchErrors"  # dimension status_class
@@ -55,27 +57,47 @@ ANALYZER_CALLS = "AnalyzerCalls"
 STATUS_CLASS = "status_class"
 # A failed fetch's class: the publisher's (4xx, 5xx, no answer, a document that cannot be read)
 # or starfeed's own (a stage of ours broke): only "starfeed" counts against seed 003's 2% budget.
+# Without detailed metrics the publisher's four are sent as one, PUBLISHER (the logs keep them).
 STATUS_CLASSES = ("4xx", "5xx", "network", "content", "starfeed")
+OURS, PUBLISHER = "starfeed", "publisher"
 
-METRICS: dict[str, tuple[str, str | None, str]] = {
-    FETCHES: (MetricUnit.Count.value, None, "fetcher"),
-    NOT_MODIFIED: (MetricUnit.Count.value, None, "fetcher"),
-    FETCH_ERRORS: (MetricUnit.Count.value, STATUS_CLASS, "fetcher"),
-    BYTES_IN: (MetricUnit.Bytes.value, None, "fetcher"),
-    COMPRESSION_RATIO: (MetricUnit.NoUnit.value, None, "fetcher"),
-    FETCH_LATENCY: (MetricUnit.Milliseconds.value, None, "fetcher"),
-    INTERVAL_CHOSEN: (MetricUnit.Seconds.value, None, "fetcher"),
-    EWMA_INTERVAL: (MetricUnit.Seconds.value, None, "fetcher"),
-    RETRIES: (MetricUnit.Count.value, None, "fetcher"),
-    NEW_ENTRIES: (MetricUnit.Count.value, None, "fetcher"),
-    GITHUB_RATE_REMAINING: (MetricUnit.Count.value, None, "fetcher"),
-    GITHUB_STOPPED: (MetricUnit.Count.value, None, "fetcher"),
-    DUE: (MetricUnit.Count.value, None, "scheduler"),
-    LEASED: (MetricUnit.Count.value, None, "scheduler"),
-    FRESHNESS: (MetricUnit.Percent.value, None, "scheduler"),
-    RENDERS: (MetricUnit.Count.value, None, "renderer"),
-    ANALYZER_CALLS: (MetricUnit.Count.value, None, "enricher"),
+METRICS: dict[str, tuple[str, str | None]] = {
+    FETCHES: (MetricUnit.Count.value, None),
+    NOT_MODIFIED: (MetricUnit.Count.value, None),
+    FETCH_ERRORS: (MetricUnit.Count.value, STATUS_CLASS),
+    BYTES_IN: (MetricUnit.Bytes.value, None),
+    COMPRESSION_RATIO: (MetricUnit.NoUnit.value, None),
+    FETCH_LATENCY: (MetricUnit.Milliseconds.value, None),
+    INTERVAL_CHOSEN: (MetricUnit.Seconds.value, None),
+    EWMA_INTERVAL: (MetricUnit.Seconds.value, None),
+    RETRIES: (MetricUnit.Count.value, None),
+    NEW_ENTRIES: (MetricUnit.Count.value, None),
+    GITHUB_RATE_REMAINING: (MetricUnit.Count.value, None),
+    GITHUB_STOPPED: (MetricUnit.Count.value, None),
+    DUE: (MetricUnit.Count.value, None),
+    LEASED: (MetricUnit.Count.value, None),
+    FRESHNESS: (MetricUnit.Percent.value, None),
+    RENDERS: (MetricUnit.Count.value, None),
+    ANALYZER_CALLS: (MetricUnit.Count.value, None),
 }
+# Sent always: what the alarms read (the error rate, freshness, GitHub stopped) and the dashboard's
+# metric widgets; the rest of each fetch's figures are keys of its log line, which the dashboard's
+# Logs Insights widgets read.
+CORE = frozenset({FETCHES, NOT_MODIFIED, FETCH_ERRORS, BYTES_IN, NEW_ENTRIES, FRESHNESS,
+                  GITHUB_RATE_REMAINING, GITHUB_STOPPED, RENDERS})
+
+
+def detailed(environ: dict[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    return (env.get("STARFEED_DETAILED_METRICS") or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def metric_count(detailed_metrics: bool) -> int:
+    """The custom metrics (name x dimension values) sent at most: each is a line of the bill."""
+    names = METRICS if detailed_metrics else CORE
+    classes = len(STATUS_CLASSES) if detailed_metrics else len((OURS, PUBLISHER))
+    return len(names) - 1 + classes
+
 
 # What a handler with no metric to report flushes: nothing, and no warning about it.
 warnings.filterwarnings("ignore", message="No application metrics to publish")
@@ -186,20 +208,24 @@ def metrics_on() -> bool:
     return not is_metrics_disabled()
 
 
+def _sent(name: str) -> bool:
+    return metrics_on() and (name in CORE or detailed())
+
+
 def metric(name: str, value: float) -> None:
     """One value of a metric of METRICS (without its dimension), flushed with the invocation's."""
-    unit, dimension, _ = METRICS[name]
+    unit, dimension = METRICS[name]
     assert dimension is None, name
-    if metrics_on():  # disabled ones are never flushed, yet powertools prints 100 piled-up values
+    if _sent(name):  # disabled ones are never flushed, yet powertools prints 100 piled-up values
         with _lock:
             metrics.add_metric(name=name, unit=unit, value=value)
 
 
 def metric_by(name: str, dimension_value: str, value: float = 1) -> None:
     """One value of a metric with its one dimension (an EMF line of its own, written at once)."""
-    unit, dimension, _ = METRICS[name]
+    unit, dimension = METRICS[name]
     assert dimension is not None, name
-    if metrics_on():
+    if _sent(name):
         with _lock, single_metric(name=name, unit=unit, value=value, namespace=NAMESPACE,
                                   default_dimensions={"service": SERVICE, dimension: dimension_value}):
             pass
@@ -248,7 +274,7 @@ def status_class(http_status: int | None, error: str | None) -> str | None:
     if not error:
         return None
     if is_ours(error):
-        return "starfeed"
+        return OURS
     if http_status is None:
         return "network"
     if http_status >= 500:
@@ -278,7 +304,8 @@ def fetched(fields: dict) -> None:
     if fields.get("not_modified"):
         metric(NOT_MODIFIED, 1)
     if fields.get("status_class"):
-        metric_by(FETCH_ERRORS, fields["status_class"])
+        shown = fields["status_class"]
+        metric_by(FETCH_ERRORS, shown if shown == OURS or detailed() else PUBLISHER)
     if fields.get("bytes_in"):
         metric(BYTES_IN, fields["bytes_in"])
     if fields.get("compression_ratio"):
