@@ -154,3 +154,24 @@ def test_a_200_with_the_validator_already_held_counts_as_unmodified(stack, stora
     stored = storage.sources.get(source.source_id)
     assert stored.status == "not-modified" and stored.http_status == 200
     assert len(storage.entries.recent(source.source_id, 10)) == 1  # nothing parsed
+
+
+def test_a_200_with_the_bytes_already_parsed_stores_and_parses_nothing(stack, storage, origin):
+    # A server without validators answers every poll with the whole document.
+    same = rss(("b1", "Unchanged"))
+    url = origin.serve("/no-validators.xml", Reply(200, same), Reply(200, same),
+                       Reply(200, rss(("b1", "Unchanged"), ("b2", "Then new"))))
+    source = subscribe(storage, url)
+    raw = storage.client("s3")
+    stored_objects = lambda: raw.list_objects_v2(Bucket=storage.settings.raw_bucket)["KeyCount"]  # noqa: E731
+    assert fetch_now(storage, source).new_entries == 1
+    before = stored_objects()
+    outcome = fetch_now(storage, source)
+    assert outcome.not_modified and outcome.new_entries == 0
+    assert stored_objects() == before  # neither its body nor a record: the first fetch's are kept
+    stored = storage.sources.get(source.source_id)
+    assert (stored.status, stored.http_status) == ("not-modified", 200)
+    assert [(h["status"], h["outcome"], bool(h["fetch_id"])) for h in stored.fetch_history] == [
+        (200, "not-modified", False), (200, "ok", True)]
+    assert fetch_now(storage, source).new_entries == 1  # other bytes are read
+    storage.sources.delete(source.source_id)  # its origin closes with the test

@@ -283,7 +283,8 @@ def stop_push(storage: Storage, source: Source | None, now: float) -> str | None
     push = {**push, "state": subscription.UNSUBSCRIBING, "requested_at": now, "renewing": False, "reason": None}
     # Its validators go too: restored or enabled, its next fetch reads the document (a 304 has
     # none) and finds the hub again.
-    storage.sources.change(source.source_id, {"push": push, "etag": None, "last_modified": None})
+    storage.sources.change(source.source_id, {"push": push, "etag": None, "last_modified": None,
+                                              "body_sha256": None})
     error = hub.ask(push["hub"], "unsubscribe", push["topic"],
                     hub.callback_url(storage.settings, source.source_id, push["token"]), None, storage.settings)
     if error:

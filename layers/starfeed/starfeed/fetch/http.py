@@ -6,6 +6,8 @@ TLS (SNI, certificate) keep the name."""
 
 from __future__ import annotations
 
+import hashlib
+
 import base64
 import socket
 import threading
@@ -54,6 +56,10 @@ class FetchResult:
     @property
     def not_modified(self) -> bool:
         return self.status == 304
+
+    @property
+    def body_sha256(self) -> str:
+        return hashlib.sha256(self.body).hexdigest()
 
     @property
     def validators(self) -> tuple[str | None, str | None]:
