@@ -49,9 +49,9 @@ def test_each_fetch_is_remembered_with_its_raw_payload(stack, storage, origin):
     history = storage.sources.get(source.source_id).fetch_history
     assert [h["status"] for h in history] == [500, 304, 200]  # newest first
     assert history[2]["outcome"] == "ok" and history[0]["outcome"].startswith("HTTP 500")
-    s3, bucket = storage.client("s3"), storage.settings.raw_bucket
-    body = s3.get_object(Bucket=bucket, Key=f"bodies/{history[2]['body_sha256'][:2]}/{history[2]['body_sha256']}")
-    assert b"<title>H</title>" in body["Body"].read()
+    assert "fetch_id" not in history[1]  # a 304 stores no payload: its record has no such key
+    record, body = storage.blobs.get_raw_fetch(f"fetches/{history[2]['fetch_id']}.json")
+    assert b"<title>H</title>" in body and record["http_status"] == 200
 
 
 def test_a_website_source_makes_an_entry_only_when_its_text_changes(stack, storage, origin):
@@ -171,7 +171,7 @@ def test_a_200_with_the_bytes_already_parsed_stores_and_parses_nothing(stack, st
     assert stored_objects() == before  # neither its body nor a record: the first fetch's are kept
     stored = storage.sources.get(source.source_id)
     assert (stored.status, stored.http_status) == ("not-modified", 200)
-    assert [(h["status"], h["outcome"], bool(h["fetch_id"])) for h in stored.fetch_history] == [
+    assert [(h["status"], h["outcome"], "fetch_id" in h) for h in stored.fetch_history] == [
         (200, "not-modified", False), (200, "ok", True)]
     assert fetch_now(storage, source).new_entries == 1  # other bytes are read
     storage.sources.delete(source.source_id)  # its origin closes with the test

@@ -121,7 +121,7 @@ class Source:
     consecutive_failures: int = 0
     entry_count: int = 0  # entries stored, ever
     last_dropped: dict[str, int] = field(default_factory=dict)  # the last fetch's filters: reason -> count
-    # The last fetches, newest first: {fetch_id, at, status, outcome, body_sha256}.
+    # The last fetches, newest first: {fetch_id, at, status, outcome, ms}, the keys with a value.
     fetch_history: list[dict] = field(default_factory=list)
     # A permanent redirect is followed for good once it persists (settings.redirect_persistence).
     redirect_url: str | None = None

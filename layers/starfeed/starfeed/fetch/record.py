@@ -72,12 +72,13 @@ def tap_new(storage: Storage, source: Source, entries: list[Entry], raw_ref: dic
 
 def remember_fetch(source: Source, raw_ref: dict | None, status: int | None, outcome: str, now: float,
                    settings: Settings, elapsed: float | None = None) -> None:
-    """The source's last fetches, newest first, each with its raw payload's reference and, for a
-    request made, its duration (ms: `starfeed status` takes the p99 from them)."""
+    """The source's last fetches, newest first, each with its raw payload's id (the payload's
+    record holds its digest) and, for a request made, its duration (ms: `starfeed status` takes
+    the p99 from them). Keys without a value are left out: the source item is written twice a
+    fetch, at a write unit per KB, and these records were most of it."""
     record = {"fetch_id": raw_ref["fetch_id"] if raw_ref else None, "at": rfc3339(now), "status": status,
-              "outcome": outcome, "body_sha256": raw_ref["body_sha256"] if raw_ref else None}
-    if elapsed:
-        record["ms"] = round(elapsed * 1000)
+              "outcome": outcome, "ms": round(elapsed * 1000) if elapsed else None}
+    record = {key: value for key, value in record.items() if value is not None}
     source.fetch_history = ([record] + source.fetch_history)[:settings.fetch_history]
 
 
