@@ -14,7 +14,7 @@ SIZES = {"source_item": 4096.0, "entry_item": 1000.0, "collection_entry_item": 5
 
 def units(**per_fetch) -> Units:
     fetch = per_fetch.get("fetch", Usage(s3_put=2, wru=4, rru=1))
-    return Units(per_fetch={"304": fetch, "200 unchanged": fetch, "one new entry": fetch},
+    return Units(per_fetch={"304": fetch, "200 same bytes": fetch, "200 other bytes": fetch, "one new entry": fetch},
                  per_extra_entry=Usage(), per_tick=Usage(), pace_step=Usage(),
                  per_reader_request=Usage(lambda_requests=Counter({"ApiFunction": 1}), s3_get=1),
                  per_counter_flush=Usage(wru=1), log_bytes_per_fetch_now=0.0, pace_cpu_per_source=0.0,
@@ -91,3 +91,37 @@ def test_the_prices_table_is_dated_and_names_its_sources():
         assert re.match(r"https://aws\.amazon\.com/[a-z0-9-]+/pricing/", price.source), name
     assert cost.PRICES["lambda_gb_second_arm64"].usd == pytest.approx(0.0000133334)
     assert cost.PRICES["dynamodb_write_unit"].usd == pytest.approx(5 * cost.PRICES["dynamodb_read_unit"].usd)
+
+
+def test_a_write_costs_its_item_and_every_index_entry_it_puts_changes_or_moves():
+    import boto3
+    from moto import mock_aws
+
+    from starfeed.local.template import REGION
+
+    with mock_aws():
+        db = boto3.client("dynamodb", region_name=REGION)
+        db.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
+                        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("id", "part", "at")],
+                        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                        GlobalSecondaryIndexes=[{"IndexName": "Due", "Projection": {"ProjectionType": "KEYS_ONLY"},
+                                                 "KeySchema": [{"AttributeName": "part", "KeyType": "HASH"},
+                                                               {"AttributeName": "at", "KeyType": "RANGE"}]}])
+        tally = cost.Tally()
+        big = "x" * 1500  # the item is 2 KB: 2 units; an index entry of keys only, 1
+
+        def units_of(call, **params):
+            before = sum(tally.wru.values())
+            with cost.recording(tally):
+                getattr(db, call)(TableName="t", **params)
+            return sum(tally.wru.values()) - before
+
+        key = {"id": {"S": "a"}}
+        assert units_of("put_item", Item={**key, "body": {"S": big}}) == 2  # not in the index
+        assert units_of("update_item", Key=key, UpdateExpression="SET part = :s, #at = :d", ExpressionAttributeNames={"#at": "at"},
+                        ExpressionAttributeValues={":s": {"S": "0"}, ":d": {"S": "1"}}) == 2 + 1  # put in it
+        assert units_of("update_item", Key=key, UpdateExpression="SET body = :b",
+                        ExpressionAttributeValues={":b": {"S": big + "y"}}) == 2  # its keys-only entry unchanged
+        assert units_of("update_item", Key=key, UpdateExpression="SET #at = :d", ExpressionAttributeNames={"#at": "at"},
+                        ExpressionAttributeValues={":d": {"S": "2"}}) == 2 + 2  # moved: a delete and a put
+        assert units_of("delete_item", Key=key) == 2 + 1

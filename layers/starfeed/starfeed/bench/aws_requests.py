@@ -42,19 +42,21 @@ _WRITES = {"PutItem", "UpdateItem", "DeleteItem"}
 
 
 class _Feed:
-    """The origin's document: ITEMS items, an ETag, and a version that moves when asked."""
+    """The origin's document: items posted an hour apart, an ETag, and a revision of the channel
+    (other bytes, the same items) that moves when asked."""
 
-    items, etag = ITEMS, '"1"'
+    items, etag, revision = ITEMS, '"1"', 0
+    first_post = time.time() - 3600 * (ITEMS + 24)  # the newest items added stay in the past
 
     @classmethod
     def body(cls) -> bytes:
-        now = time.time()
         items = "".join(
             f"<item><title>Post {n}</title><link>https://bench.example/{n}</link><guid>urn:bench:{n}</guid>"
-            f"<pubDate>{time.strftime('%a, %d %b %Y %H:%M:%S GMT', time.gmtime(now - 3600 * (cls.items - n)))}"
+            f"<pubDate>{time.strftime('%a, %d %b %Y %H:%M:%S GMT', time.gmtime(cls.first_post + 3600 * n))}"
             f"</pubDate><description>Text of post {n}</description></item>" for n in range(cls.items))
         return (f'<?xml version="1.0"?><rss version="2.0"><channel><title>Bench</title>'
-                f"<link>https://bench.example/</link><description>d</description>{items}</channel></rss>").encode()
+                f"<link>https://bench.example/</link><description>d</description>"
+                f"<generator>bench r{cls.revision}</generator>{items}</channel></rss>").encode()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -130,7 +132,7 @@ def run() -> dict[str, Counter]:
             results[name] = calls
 
         measure("fetch: unchanged, 304", lambda: fetch_source(storage, source.source_id))
-        _Feed.etag = '"2"'
+        _Feed.etag, _Feed.revision = '"2"', _Feed.revision + 1  # other bytes, the same items
         measure("fetch: unchanged, 200", lambda: fetch_source(storage, source.source_id))
         _Feed.items, _Feed.etag = ITEMS + 1, '"3"'
         measure("fetch: one new entry", lambda: fetch_source(storage, source.source_id))
