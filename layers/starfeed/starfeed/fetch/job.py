@@ -208,8 +208,6 @@ def _subscribe_if_announced(storage: Storage, source: Source, result: FetchResul
     try:
         found = subscription.discover(result.headers.get("Link"), ingested.hub if ingested else None,
                                       ingested.self_url if ingested else None, result.url)
-        if found is None and ingested is None:  # not read again: it announces what it did
-            found = subscription.announced_before(source.push)
         why = subscription.wanted(source.push, found, now, settings)
         if why is None:
             return

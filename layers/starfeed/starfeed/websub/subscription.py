@@ -69,14 +69,6 @@ def askable(public_url: str, hub: str) -> bool:
     return not loopback(public_url) and urlsplit(hub).scheme == "https"
 
 
-def announced_before(push: dict | None) -> tuple[str, str] | None:
-    """The hub and topic of a subscription the source's document announced when last read: what
-    an unchanged document (a 304, or the same bytes) still announces. None once it is being ended."""
-    if not push or push.get("state") == UNSUBSCRIBING or not push.get("hub") or not push.get("topic"):
-        return None
-    return push["hub"], push["topic"]
-
-
 def wanted(push: dict | None, found: tuple[str, str] | None, now: float, settings: Settings) -> str | None:
     """Why to ask the hub for a subscription now ("new", "moved", "renew", "again"), or None."""
     if not found or not settings.websub_subscribe or not askable(settings.public_url, found[0]):
