@@ -156,10 +156,10 @@ def test_a_200_with_the_validator_already_held_counts_as_unmodified(stack, stora
     assert len(storage.entries.recent(source.source_id, 10)) == 1  # nothing parsed
 
 
-def test_a_200_with_the_bytes_already_parsed_stores_and_parses_nothing(stack, storage, origin):
+def test_a_200_with_the_bytes_already_stored_stores_and_reads_no_entry_but_keeps_its_hints(stack, storage, origin):
     # A server without validators answers every poll with the whole document.
-    same = rss(("b1", "Unchanged"))
-    url = origin.serve("/no-validators.xml", Reply(200, same), Reply(200, same),
+    same = rss(("b1", "Unchanged"), extra="<ttl>600</ttl>")
+    url = origin.serve("/no-validators.xml", Reply(200, same), Reply(200, same), Reply(200, same),
                        Reply(200, rss(("b1", "Unchanged"), ("b2", "Then new"))))
     source = subscribe(storage, url)
     raw = storage.client("s3")
@@ -168,10 +168,15 @@ def test_a_200_with_the_bytes_already_parsed_stores_and_parses_nothing(stack, st
     before = stored_objects()
     outcome = fetch_now(storage, source)
     assert outcome.not_modified and outcome.new_entries == 0
+    assert outcome.ttl_minutes == 600  # still read, for what only the document says
     assert stored_objects() == before  # neither its body nor a record: the first fetch's are kept
     stored = storage.sources.get(source.source_id)
     assert (stored.status, stored.http_status) == ("not-modified", 200)
     assert [(h["status"], h["outcome"], "fetch_id" in h) for h in stored.fetch_history] == [
         (200, "not-modified", False), (200, "ok", True)]
+    # Once the stored copy is half the raw retention old, the same bytes are stored again.
+    storage.sources.change(source.source_id, {"body_stored_at": time.time() - 16 * 86400})
+    assert fetch_now(storage, source).new_entries == 0
+    assert stored_objects() == before + 1
     assert fetch_now(storage, source).new_entries == 1  # other bytes are read
     storage.sources.delete(source.source_id)  # its origin closes with the test

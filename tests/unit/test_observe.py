@@ -112,6 +112,9 @@ def test_by_default_emf_sends_the_core_metrics_within_the_free_ten(monkeypatch, 
     observe.flush()
     assert _emf(capsys.readouterr().out)[1] == {"starfeed"}  # what the error-rate alarm reads
     assert observe.metric_count(detailed_metrics=False) <= 10
+    observe.fetched({**FIELDS, "status_class": None, "not_modified": True, "http_status": 200})
+    observe.flush()
+    assert "NotModified" not in _emf(capsys.readouterr().out)[0]  # the same bytes again: not a 304
 
 
 def test_detailed_metrics_send_seed_003s_whole_list(monkeypatch, capsys):

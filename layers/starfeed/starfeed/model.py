@@ -107,11 +107,13 @@ class Source:
     # started_at, finished_at}; None when never asked for.
     history: dict | None = None
     language: str | None = None  # as the feed declares it (RSS <language>, xml:lang, JSON Feed)
-    # Conditional GET validators, and the SHA-256 of the last document parsed: a 200 with the same
-    # bytes is not modified either (a server without validators answers most polls so).
+    # Conditional GET validators, and the SHA-256 of the last document stored and parsed, with
+    # when: a 200 with the same bytes is not modified either (a server without validators answers
+    # most polls so).
     etag: str | None = None
     last_modified: str | None = None
     body_sha256: str | None = None
+    body_stored_at: float | None = None
     # Last fetch and its outcome.
     status: Status = Status.NEW
     http_status: int | None = None

@@ -301,8 +301,8 @@ def wire_bytes(headers, body: bytes) -> tuple[int, float | None]:
 def fetched(fields: dict) -> None:
     """The metrics of one fetch, from the figures its log line carries (no feed id among them)."""
     metric(FETCHES, 1)
-    if fields.get("not_modified"):
-        metric(NOT_MODIFIED, 1)
+    if fields.get("not_modified") and fields.get("http_status") == 304:  # the 304 rate: a 200 with
+        metric(NOT_MODIFIED, 1)  # the same bytes is not modified too, but its body came over the wire
     if fields.get("status_class"):
         shown = fields["status_class"]
         metric_by(FETCH_ERRORS, shown if shown == OURS or detailed() else PUBLISHER)

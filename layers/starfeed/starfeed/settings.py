@@ -109,6 +109,7 @@ class Settings:
     max_content_bytes: int = 128 * 1024
     # Storage and rendering.
     entry_retention_days: int = 30
+    raw_retention_days: int = 30  # the raw bucket's lifecycle (template RawRetentionDays)
     feed_item_limit: int = 50
     cache_max_age: int = 300
     # Seconds a warm api instance serves an object from memory before revalidating it with a

@@ -284,7 +284,7 @@ def stop_push(storage: Storage, source: Source | None, now: float) -> str | None
     # Its validators go too: restored or enabled, its next fetch reads the document (a 304 has
     # none) and finds the hub again.
     storage.sources.change(source.source_id, {"push": push, "etag": None, "last_modified": None,
-                                              "body_sha256": None})
+                                              "body_sha256": None, "body_stored_at": None})
     error = hub.ask(push["hub"], "unsubscribe", push["topic"],
                     hub.callback_url(storage.settings, source.source_id, push["token"]), None, storage.settings)
     if error:

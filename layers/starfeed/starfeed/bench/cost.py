@@ -229,10 +229,11 @@ class _Moto:
     def write_units(self, table_name: str, before, after) -> int:
         """A write's units: the table's (per 1 KB of the larger of the item before and after), plus
         each global secondary index's the write touches (billing rules: an index entry put, updated
-        or deleted costs the units of its projection; one whose key changes, a delete and a put)."""
+        or deleted costs the units of its projection; one whose key changes, a delete and a put;
+        local secondary indexes alike)."""
         units = _units(max(before.size() if before else 0, after.size() if after else 0), 1024)
         table = self.table(table_name)
-        for index in (table.global_indexes if table else []):
+        for index in ([*table.global_indexes, *table.indexes] if table else []):  # local ones bill the same
             keys = index.schema_key_attrs
             old, new = ([index.project(i) if i is not None and all(k in i.attrs for k in keys) else None
                          for i in (before, after)])

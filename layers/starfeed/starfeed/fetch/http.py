@@ -6,9 +6,8 @@ TLS (SNI, certificate) keep the name."""
 
 from __future__ import annotations
 
-import hashlib
-
 import base64
+import hashlib
 import socket
 import threading
 import time

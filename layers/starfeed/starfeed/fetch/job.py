@@ -24,6 +24,7 @@ from starfeed.schedule.decide import Decision, decide
 from starfeed.settings import Settings
 from starfeed.store import Storage
 from starfeed.store.blobs import raw_fetch_key
+from starfeed.store.records import DAY
 from starfeed.urlpolicy import redact
 from starfeed.websub import hub, subscription
 
@@ -79,14 +80,14 @@ def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float |
                       fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified,
                             sleep=retries))
             observe.annotate(http_status=result.status)
-        # The document parsed last time, byte for byte, is kept already and holds nothing new.
-        same_document = _same_document(source, result)
+        # The document parsed last time, byte for byte, is kept already and holds no new entry.
+        same_document = _same_document(source, result, now, settings)
         with stage("store raw"), observe.span("store raw"):  # every byte kept before it is parsed
             raw_ref = (store_raw(storage, source, result, now)
                        if result.status is not None and not same_document else None)
         with stage("parse"), observe.span("parse"):
             outcome, ingested = _outcome(source, result, now, settings, same_document)
-        if ingested is not None:
+        if ingested is not None and not same_document:
             with observe.span("store"):
                 new, error = _store(storage, source, ingested, raw_ref, now)
             outcome = replace(outcome, new_entries=len(new), error=error)
@@ -268,13 +269,15 @@ def _outcome(source: Source, result: FetchResult, now: float, settings: Settings
              same_document: bool = False) -> tuple[FetchOutcome, Ingested | None]:
     if result.error:
         return FetchOutcome(result.status, error=result.error, retry_after=result.retry_after), None
-    if result.not_modified or same_document or _same_validators(source, result):
+    if result.not_modified or _same_validators(source, result):
         fresh_for = freshness(result.headers, now, settings.max_interval)
         return FetchOutcome(result.status, not_modified=True, fresh_for=fresh_for), None
     ingested = ingest(result.body, result.url, result.headers.get("Content-Type"), source, now, settings)
     if ingested.error:
         return FetchOutcome(result.status, error=ingested.error), None
-    return FetchOutcome(result.status, ttl_minutes=ingested.ttl_minutes,
+    # The same bytes are still read, for what only the document says (its ttl and skip windows,
+    # its hub): parsing costs CPU alone; its entries, stored already, are not read or written.
+    return FetchOutcome(result.status, not_modified=same_document, ttl_minutes=ingested.ttl_minutes,
                         fresh_for=freshness(result.headers, now, settings.max_interval),
                         skip_hours=ingested.skip_hours, skip_days=ingested.skip_days,
                         publications=ingested.publications), ingested
@@ -305,7 +308,7 @@ def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref:
         etag, last_modified = result.validators
         source.etag, source.last_modified = etag or source.etag, last_modified or source.last_modified
         if raw_ref and not outcome.not_modified:  # a document read and stored whole
-            source.body_sha256 = raw_ref["body_sha256"]
+            source.body_sha256, source.body_stored_at = raw_ref["body_sha256"], now
     if result.status == 410:
         source.enabled, source.status = False, Status.GONE
         source.last_error = f"{outcome.error}; the source is disabled"
@@ -339,11 +342,13 @@ def _follow_permanent_redirect(source: Source, result: FetchResult, now: float,
         source.url, source.redirect_url, source.redirect_count = target, None, 0
 
 
-def _same_document(source: Source, result: FetchResult) -> bool:
-    """A 200 whose body is the last document parsed, byte for byte: nothing is stored or parsed
-    again (its raw bytes are kept from then), as for a 304. Requests and reads cost more than a
-    hash: an unchanged 200 stored two objects and read every entry it listed."""
-    return (result.status == 200 and not result.error and source.body_sha256 is not None
+def _same_document(source: Source, result: FetchResult, now: float, settings: Settings) -> bool:
+    """A 200 whose body is the last document stored and parsed, byte for byte, while its stored
+    copy is younger than half the raw retention: it is not stored again, and its entries are
+    neither read nor written (an unchanged 200 stored an object and read every entry it listed).
+    Once the copy is older, the bytes are stored again, so a fetch never points at an expired one."""
+    fresh = source.body_stored_at is not None and now - source.body_stored_at < settings.raw_retention_days * DAY / 2
+    return (result.status == 200 and not result.error and fresh and source.body_sha256 is not None
             and result.body_sha256 == source.body_sha256)
 
 
