@@ -50,7 +50,7 @@ def test_each_fetch_is_remembered_with_its_raw_payload(stack, storage, origin):
     assert [h["status"] for h in history] == [500, 304, 200]  # newest first
     assert history[2]["outcome"] == "ok" and history[0]["outcome"].startswith("HTTP 500")
     assert "fetch_id" not in history[1]  # a 304 stores no payload: its record has no such key
-    record, body = storage.blobs.get_raw_fetch(f"fetches/{history[2]['fetch_id']}.json")
+    record, body = storage.blobs.get_raw_fetch(f"fetches/{history[2]['fetch_id']}.raw")
     assert b"<title>H</title>" in body and record["http_status"] == 200
 
 

@@ -85,10 +85,11 @@ def test_raw_bytes_are_stored_before_parsing_even_when_parsing_fails(stack, stor
     stored = storage.sources.get(source.source_id)
     assert stored.status == "error" and "not a feed" in stored.last_error
     s3 = storage.client("s3")
-    key = f"fetches/{stored.fetch_history[0]['fetch_id']}.json"
-    record = json.loads(s3.get_object(Bucket=storage.settings.raw_bucket, Key=key)["Body"].read())
-    body = s3.get_object(Bucket=storage.settings.raw_bucket, Key=record["body_key"])["Body"].read()
+    key = f"fetches/{stored.fetch_history[0]['fetch_id']}.raw"
+    line, _, body = s3.get_object(Bucket=storage.settings.raw_bucket, Key=key)["Body"].read().partition(b"\n")
+    record = json.loads(line)  # one object: the record's line, then the bytes as received
     assert body == b"<html>not a feed</html>" and record["http_status"] == 200
+    assert record["content_length"] == len(body) and record["body_ref"]["key"] == key
     assert record["feed_id"] == source.source_id
 
 

@@ -1,4 +1,4 @@
-"""S3: raw payloads (content-addressed, stored once) and rendered feed objects."""
+"""S3: raw payloads (a fetch's record and body in one object) and rendered feed objects."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ TAP_PREFIX = "taps/entries/"
 
 
 def raw_fetch_key(fetch_id: str) -> str:
-    """A fetch's record is found by its id alone (GET /api/v1/raw/{fetch_id}); ids are random, so
+    """A fetch's payload is found by its id alone (GET /api/v1/raw/{fetch_id}); ids are random, so
     the keys spread over S3's partitions."""
-    return f"fetches/{fetch_id}.json"
+    return f"fetches/{fetch_id}.raw"
 
 
 class NotModified(Exception):
@@ -41,23 +41,16 @@ class Blobs:
     # Raw store (seed 003 §4.5) -------------------------------------------------------------
 
     def put_raw_fetch(self, fetch_id: str, record: dict, body: bytes) -> dict:
-        """Store the body under its SHA-256 (once) and the fetch record that points at it."""
+        """Store a fetch as one object: its record (seed 003 §5.3's RawFetch) as a line of JSON,
+        then the body's bytes as received. One PUT, not two (a content-addressed body and a record
+        pointing at it), and each fetch expires whole: no record outlives the body it names."""
         digest = hashlib.sha256(body).hexdigest()
-        body_key = f"bodies/{digest[:2]}/{digest}"
-        try:
-            self._s3.put_object(Bucket=self._settings.raw_bucket, Key=body_key, Body=body,
-                                IfNoneMatch="*")
-        except ClientError as exc:
-            # Already stored: identical bodies are kept once.
-            if exc.response["Error"]["Code"] not in ("PreconditionFailed", "412",
-                                                     "ConditionalRequestConflict"):
-                raise
-        record = {**record, "fetch_id": fetch_id, "body_sha256": digest, "body_key": body_key,
-                  "content_length": len(body)}
-        fetch_key = raw_fetch_key(fetch_id)
-        self._s3.put_object(Bucket=self._settings.raw_bucket, Key=fetch_key,
-                            Body=json.dumps(record).encode(), ContentType="application/json")
-        return {"fetch_id": fetch_id, "key": fetch_key, "body_sha256": digest}
+        key = raw_fetch_key(fetch_id)
+        record = {**record, "fetch_id": fetch_id, "body_sha256": digest, "content_length": len(body),
+                  "body_ref": {"storage": "s3", "key": key, "after": "the record's line"}}
+        self._s3.put_object(Bucket=self._settings.raw_bucket, Key=key, Body=json.dumps(record).encode() + b"\n" + body,
+                            ContentType="application/octet-stream")
+        return {"fetch_id": fetch_id, "key": key, "body_sha256": digest}
 
     # NDJSON taps (seed 003 §9.3) ----------------------------------------------------------
 
@@ -85,18 +78,17 @@ class Blobs:
         return response["Body"].read(), response.get("Metadata", {}).get("raw-record")
 
     def get_raw_fetch(self, record_key: str) -> tuple[dict, bytes] | None:
-        """A fetch's record (status, headers, when) and the body it points at, as stored; None
-        when there is no such record (never stored, or expired)."""
+        """A fetch's record (status, headers, when) and its body, as stored; None when there is no
+        such fetch (never stored, or expired)."""
         try:
-            record = json.loads(self._s3.get_object(Bucket=self._settings.raw_bucket, Key=record_key)["Body"].read())
-            body = self._s3.get_object(Bucket=self._settings.raw_bucket, Key=record["body_key"])["Body"].read()
+            stored = self._s3.get_object(Bucket=self._settings.raw_bucket, Key=record_key)["Body"].read()
         except ClientError as exc:
-            # Without s3:ListBucket, S3 answers a missing key with AccessDenied; a body may expire
-            # before a later record pointing at it (bodies are kept once, by digest).
+            # Without s3:ListBucket, S3 answers a missing key with AccessDenied.
             if exc.response["Error"]["Code"] in ("NoSuchKey", "AccessDenied", "404", "403"):
                 return None
             raise
-        return record, body
+        line, _, body = stored.partition(b"\n")  # JSON escapes every newline inside the record
+        return json.loads(line), body
 
     # Rendered feeds ------------------------------------------------------------------------
 

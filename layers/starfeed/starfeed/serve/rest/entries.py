@@ -85,7 +85,8 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
         record, body = stored
         if len(body) > RAW_ANSWER_BYTES:
             raise ApiProblem(413, f"{len(body):,} bytes: over what a Lambda may answer ({RAW_ANSWER_BYTES:,} "
-                                  f"bytes, base64-encoded); it is in the raw bucket as {record['body_key']}")
+                                  f"bytes, base64-encoded); it is in the raw bucket as {raw_fetch_key(fetch_id)}, "
+                                  "after the record's line")
         headers = {"Starfeed-Origin-Status": str(record.get("http_status")),
                    "Starfeed-Fetched-At": str(record.get("fetched_at")), "Starfeed-Url": quote(str(record.get("url")), safe=URL_SAFE),
                    "Repr-Digest": f"sha-256=:{base64.b64encode(bytes.fromhex(record['body_sha256'])).decode()}:",
