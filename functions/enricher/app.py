@@ -18,24 +18,7 @@ from starfeed.store import Storage
 observe.configure()
 log = observe.logger("enricher")
 storage = Storage(Settings.from_env())
-
-
-class CountedAnalyzer:
-    """The analyzer, with each call counted (AnalyzerCalls)."""
-
-    def __init__(self, analyzer):
-        self.analyzer = analyzer
-
-    def analyze(self, request):
-        observe.metric(observe.ANALYZER_CALLS, 1)
-        with observe.span("analyze"):
-            return self.analyzer.analyze(request)
-
-    def __getattr__(self, name):
-        return getattr(self.analyzer, name)
-
-
-analyzer = CountedAnalyzer(analyzer_from(storage.settings))
+analyzer = analyzer_from(storage.settings)
 # SQS refuses a visibility beyond 12 hours from the receive: less this function's timeout.
 MAX_VISIBILITY = 43200 - 600
 RETRY_SOON = 30  # seconds before a message that came before its entry's write is tried again

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from starfeed import observe
 from starfeed.enrich.analysis import (AnalysisRequest, Analyzer, AnalyzerError, Prompt, prompt_for)
 from starfeed.fetch import robots
 from starfeed.fetch.http import fetch
@@ -88,7 +89,9 @@ def enrich(storage: Storage, analyzer: Analyzer, message: EnrichMessage, now: fl
         raise OverBudget(f"today's budget is spent ({storage.settings.analyzer_daily_calls} calls, "
                          f"{storage.settings.analyzer_daily_tokens} tokens)")
     try:
-        analysis = analyzer.analyze(request)
+        observe.metric(observe.ANALYZER_CALLS, 1)
+        with observe.span("analyze", source_id=source.source_id):
+            analysis = analyzer.analyze(request)
     except AnalyzerError as exc:
         storage.analyses.spend(now, exc.tokens)  # a malformed answer was paid for all the same
         source.analysis_error = f"{rfc3339(now)}: {exc}"[:500]
