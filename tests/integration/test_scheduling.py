@@ -167,6 +167,9 @@ def test_the_scheduler_steps_the_pace_hourly_and_fetchers_decide_by_it(stack, st
     stored = storage.pace.load()
     assert stored is not None  # the local scheduler's first run computed one
     later = max(stored[1], time.time()) + 3600
+    storage.pace.note_run(stored[1] - 1, 1, 1)  # the last lease came before the last step
+    assert update_pace(storage, later) is None  # idle since: no step, and no Scan of the sources
+    storage.pace.note_run(later - 1, 1, 1)
     stepped = update_pace(storage, later)
     assert stepped is not None and storage.pace.load() == (stepped, later)
     assert update_pace(storage, later + 60) is None  # once an hour

@@ -772,10 +772,10 @@ def monthly_usage(units: Units, pop: Population, sources: int, readers_per_hour:
     memory = units.memory["SchedulerFunction"]
     per_source = duration(units.pace_cpu_per_source, PACE_SCAN_PAGE_SECONDS * units.sizes["source_item"] / 1e6,
                           memory) * memory / 1024
-    u = u + Usage(gb_seconds=Counter({fn: (v + per_source * sources) * PACE_STEPS_PER_MONTH
+    steps = PACE_STEPS_PER_MONTH if pop.fetches else 0  # no step while no source is leased
+    u = u + Usage(gb_seconds=Counter({fn: (v + per_source * sources) * steps
                                       for fn, v in pace.gb_seconds.items()}),
-                  rru=PACE_STEPS_PER_MONTH * pace_scan_rru(units, sources),
-                  wru=PACE_STEPS_PER_MONTH * pace.wru)
+                  rru=steps * pace_scan_rru(units, sources), wru=steps * pace.wru)
     requests = readers_per_hour * HOURS_PER_MONTH
     u = u + units.per_reader_request.scaled(requests)
     u = u + units.per_counter_flush.scaled(min(requests, API_INSTANCES * MONTH_SECONDS / COUNTER_FLUSH_SECONDS))

@@ -98,6 +98,10 @@ def update_pace(storage: Storage, now: float) -> Pace | None:
     stored = storage.pace.load()
     if stored and now - stored[1] < PACE_EVERY:
         return None
+    if stored and storage.pace.idle_since(stored[1]):
+        # Nothing fetched since the last step: no post to learn from, and no decision to use it.
+        # An idle deployment reads no source (the step Scans them all).
+        return None
     settings = storage.settings
     pace = next_pace(stored[0] if stored else settings.initial_pace(),
                      storage.sources.scheduled_publications(), settings, now)

@@ -46,20 +46,33 @@ class PaceStore:
         return True
 
     def note_run(self, at: float, due: int, leased: int) -> None:
-        """One small write per scheduler run, for `starfeed status`."""
+        """One small write per scheduler run: its figures for `starfeed status`, and when a run
+        last leased a source (the pace's step waits for one)."""
+        leased_at = ", leased_at = :at" if leased else ""
         self._db.update_item(TableName=self._table, Key={"day": {"S": RUN_KEY}},
-                             UpdateExpression="SET #at = :at, due = :due, leased = :leased",
+                             UpdateExpression=f"SET #at = :at, due = :due, leased = :leased{leased_at}",
                              ExpressionAttributeNames={"#at": "at"},
                              ExpressionAttributeValues={":at": {"N": repr(at)}, ":due": {"N": str(due)},
                                                         ":leased": {"N": str(leased)}})
 
+    def _run_item(self) -> dict:
+        return self._db.get_item(TableName=self._table, Key={"day": {"S": RUN_KEY}}).get("Item") or {}
+
     def last_run(self) -> dict | None:
         """{at, due, leased} of the last scheduler run; None before the first."""
-        item = self._db.get_item(TableName=self._table, Key={"day": {"S": RUN_KEY}}).get("Item") or {}
+        item = self._run_item()
         try:
             return {k: float(item[k]["N"]) for k in ("at", "due", "leased")}
         except (KeyError, TypeError, ValueError):
             return None  # none yet, or an item edited by hand
+
+    def idle_since(self, at: float) -> bool:
+        """No scheduler run has leased a source since `at` (False when the runs' item says nothing
+        readable: then nothing is skipped)."""
+        try:
+            return float(self._run_item()["leased_at"]["N"]) < at
+        except (KeyError, TypeError, ValueError):
+            return False
 
     def current(self) -> Pace:
         """The pace decisions use now: the stored one, re-read every CACHE_SECONDS; the settings'
