@@ -99,26 +99,32 @@ def test_an_s3_failure_storing_the_raw_body_stops_before_parsing(stack, storage,
 def test_a_renderer_failure_fails_its_target_alone_and_is_retried(stack, storage, origin, faults):
     source = subscribe(storage, origin, "/render-fails.xml")
     other = subscribe(storage, origin, "/render-fine.xml")
+    # Each in a collection of its own: their feeds are rendered to the bucket (a source's own
+    # feed is built when read).
+    for member, collection in ((source, "render-fails"), (other, "render-fine")):
+        storage.sources.change(member.source_id, {"collections": [collection]})
+        storage.collections.join(collection, member.source_id)
     render_queue = stack.queue("RenderQueue")
     timeout = stack.sqs.get_queue_attributes(QueueUrl=render_queue, AttributeNames=["VisibilityTimeout"])
     stack.sqs.set_queue_attributes(QueueUrl=render_queue, Attributes={"VisibilityTimeout": "1"})
     try:
-        faults.inject("s3", "PutObject", "InternalError", storage.settings.feeds_bucket,
-                      key=f"s/{source.source_id}/")
+        faults.inject("s3", "PutObject", "InternalError", storage.settings.feeds_bucket, key="c/render-fails/")
         stack.run_cycle()
-        assert http_get(stack, f"/s/{other.source_id}/feed.xml")["statusCode"] == 200
-        assert http_get(stack, f"/s/{source.source_id}/feed.xml")["statusCode"] == 404  # not built yet
+        assert http_get(stack, "/c/render-fine/feed.xml")["statusCode"] == 200
+        assert http_get(stack, "/c/render-fails/feed.xml")["statusCode"] == 404  # not rendered yet
         faults.clear()
 
-        def rebuilt():  # after the render message's visibility timeout
+        def rendered():  # after the render message's visibility timeout
             stack.drain()
-            return http_get(stack, f"/s/{source.source_id}/feed.xml")["statusCode"] == 200
+            return http_get(stack, "/c/render-fails/feed.xml")["statusCode"] == 200
 
-        eventually(rebuilt, what="the failed target's retry")
+        eventually(rendered, what="the failed target's retry")
     finally:
         stack.sqs.set_queue_attributes(QueueUrl=render_queue, Attributes=timeout["Attributes"])
     assert_whole(stack, storage, source.source_id)
     assert_whole(stack, storage, other.source_id)
+    for member in (source, other):
+        storage.sources.delete(member.source_id)  # their origins close with the test
 
 
 class Killed(BaseException):

@@ -4,6 +4,8 @@ the summary the renderer keeps when asked (the CLI and the fetcher ask when a li
 import json
 import time
 
+from conftest import http_get
+
 from starfeed.model import Entry, Source
 from starfeed.render import SOURCES_SUMMARY, targets_for
 from starfeed.render.job import render_targets
@@ -33,8 +35,9 @@ def text(storage, key: str) -> str:
     return "" if obj is None else obj.body.decode()
 
 
-def published(storage, source_id: str) -> list[bool]:
-    return [storage.blobs.has_feed(f"s/{source_id}/feed.{extension}") for extension in FORMATS]
+def published(stack, source_id: str) -> list[bool]:
+    """Whether the api serves the source's feed, in each format (it builds it when asked)."""
+    return [http_get(stack, f"/s/{source_id}/feed.{extension}")["statusCode"] == 200 for extension in FORMATS]
 
 
 def summary_row(storage, source_id: str):
@@ -57,7 +60,7 @@ def test_disabled_then_removed_sources_leave_every_feed_page_and_list(stack, sto
         # A source's first fetch asks for its feeds and the summary: /opml.xml lists its feed.
         report = render_targets(storage, [*targets, SOURCES_SUMMARY])
         assert not report.failed and SOURCES_SUMMARY in report.rendered
-        assert published(storage, FEED) == [True] * 3
+        assert published(stack, FEED) == [True] * 3
         assert f"/s/{FEED}/feed.json" in text(storage, "opml.xml")
         assert summary_row(storage, FEED).url == "https://example.org/unpub.xml?api_key=REDACTED"
         assert "s3cret" not in text(storage, "subscriptions.opml") + text(storage, "stats/sources.json")
@@ -68,7 +71,7 @@ def test_disabled_then_removed_sources_leave_every_feed_page_and_list(stack, sto
             set_enabled(storage, source_id, False)
         report = render_targets(storage, [*targets, SOURCES_SUMMARY])
         assert not report.failed and sorted(report.unpublished) == sorted([f"s/{FEED}/feed", f"s/{ACCOUNT}/feed"])
-        assert published(storage, FEED) == published(storage, ACCOUNT) == [False] * 3
+        assert published(stack, FEED) == published(stack, ACCOUNT) == [False] * 3
         for key in ("feed.json", "index.html", f"c/{COLLECTION}/feed.xml", f"c/{COLLECTION}/index.html",
                     f"c/{GITHUB}/feed.atom", f"c/{GITHUB}/index.html", f"c/{GITHUB}/index-high.html"):
             page = text(storage, key)
@@ -80,7 +83,7 @@ def test_disabled_then_removed_sources_leave_every_feed_page_and_list(stack, sto
         # Enabled again (the CLI asks for the same renders): back in every feed.
         set_enabled(storage, FEED, True)
         assert not render_targets(storage, [*targets, SOURCES_SUMMARY]).failed
-        assert published(storage, FEED) == [True] * 3
+        assert published(stack, FEED) == [True] * 3
         assert "Unpublished entry" in text(storage, "feed.json")
         assert f"/s/{FEED}/feed.json" in text(storage, "opml.xml")
 
@@ -88,7 +91,7 @@ def test_disabled_then_removed_sources_leave_every_feed_page_and_list(stack, sto
         storage.sources.delete(FEED)
         report = render_targets(storage, [*targets, SOURCES_SUMMARY])
         assert not report.failed and f"s/{FEED}/feed" in report.unpublished
-        assert published(storage, FEED) == [False] * 3
+        assert published(stack, FEED) == [False] * 3
         assert "Unpublished entry" not in text(storage, "feed.json")
         assert summary_row(storage, FEED) is None
         assert "unpub.xml" not in text(storage, "subscriptions.opml")

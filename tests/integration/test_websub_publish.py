@@ -49,7 +49,7 @@ def test_each_render_pings_the_hub_with_every_format_url_and_a_failure_is_told_a
         with_hub = Storage(replace(storage.settings, websub_hub=hub.url))
         target = f"s/{source.source_id}/feed"
         with caplog.at_level(logging.WARNING):
-            assert render_targets(with_hub, [target]).rendered == [target]
+            assert render_targets(with_hub, [target]).announced == [target]  # built when read
         # The hub answered 503 to the first URL and was told of the others.
         assert [p["hub.url"] for p in hub.pings] == [[f"http://feeds.test/{target}.{ext}"] for ext in ("xml", "atom", "json")]
         assert all(p["hub.mode"] == ["publish"] for p in hub.pings)
@@ -70,5 +70,5 @@ def test_a_hub_that_cannot_be_reached_costs_one_try_per_render(stack, storage, o
     gone = Storage(replace(storage.settings, websub_hub="http://127.0.0.1:9/hub"))
     with caplog.at_level(logging.WARNING):
         report = render_targets(gone, [f"s/{source.source_id}/feed"])
-    assert report.rendered and not report.failed  # the feed is published whatever the hub does
+    assert report.announced and not report.failed  # the feed is served whatever the hub does
     assert "could not be reached" in caplog.text and "not tried" in caplog.text

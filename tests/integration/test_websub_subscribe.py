@@ -62,7 +62,7 @@ def test_a_feed_announcing_a_hub_is_subscribed_verified_pushed_and_polled_daily(
     assert stored.fetch_history[0]["outcome"] == "push"
     raw = storage.blobs.get_raw_fetch(f"fetches/{entries['p2'].raw_refs[0]['fetch_id']}.raw")
     assert raw[1] == pushed and raw[0]["push"] is True  # and its render was asked for, and drained
-    assert "Pushed at once" in storage.blobs.get_feed(f"s/{source.source_id}/feed.xml").body.decode()
+    assert "Pushed at once" in storage.blobs.get_feed("feed.xml").body.decode()  # the aggregate rendered
 
     # sha1 and sha512 signatures are taken too; forged, unsigned and oversized pushes are not.
     for method, item in (("sha1", ("p3", "Signed sha1")), ("sha512", ("p4", "Signed sha512"))):

@@ -1,5 +1,7 @@
 """Render feed targets from the store to S3: every format, plus the HTML index for the aggregate
-and the collections, and the sources summary the admin views read.
+and the collections, and the sources summary the admin views read. A source's own feed is built
+by the api when asked (serve/variants.py): rendering its three formats on every new entry, read or
+not, was most of the bill's S3 PUTs; its target here tells the WebSub hub, or unpublishes it.
 
 Each target is rendered on its own: one that fails is reported with its reason and the others
 are still written, so the renderer's handler retries only the SQS records that named it.
@@ -40,6 +42,7 @@ AGGREGATE = "feed"
 @dataclass
 class RenderReport:
     rendered: list[str] = field(default_factory=list)
+    announced: list[str] = field(default_factory=list)  # a source's feed: built when read, the hub told
     unpublished: list[str] = field(default_factory=list)  # a removed or disabled source's feed, deleted
     skipped: list[str] = field(default_factory=list)  # names nothing we render
     failed: dict[str, str] = field(default_factory=dict)  # target -> why
@@ -72,7 +75,7 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
             log.exception("renderer: the sources summary failed")
             report.failed[SOURCES_SUMMARY] = f"{type(exc).__name__}: {exc}"[:500]
     observe.metric(observe.RENDERS, len(report.rendered))
-    _tell_the_hub(storage, [t for t in report.rendered if t != SOURCES_SUMMARY])
+    _tell_the_hub(storage, [t for t in report.rendered + report.announced if t != SOURCES_SUMMARY])
     try:
         storage.counters.add(timings)
         storage.counters.flush()  # renders are few: keep their times now
@@ -98,18 +101,19 @@ def _tell_the_hub(storage: Storage, targets: list[str]) -> None:
 
 def _render_target(storage: Storage, target: str, now: float, collections: Callable[[], dict[str, int]],
                    notice: Callable[[], str | None], timings: Counter) -> str:
-    """"rendered", "unpublished" or "skipped"; raises when the target cannot be rendered."""
+    """"rendered", "announced", "unpublished" or "skipped"; raises when the target cannot be
+    rendered."""
     kind, name = target_parts(target)
-    source = None
     if kind == "s":
         source = storage.sources.get(name)
-        if source is None or not source.live:
-            # Unsubscribed means unpublished: the api must not keep serving the last render.
-            storage.blobs.delete_feeds([f"{target}.{extension}" for extension, _ in FORMATS.values()])
-            log.info("renderer: %s unpublished: its source is %s", target,
-                     "purged" if source is None else "removed" if source.deleted_at else "disabled")
-            return "unpublished"
-    page = feed_page(storage, target, now, source=source)
+        if source is not None and source.live:
+            return "announced"
+        # Unsubscribed means unpublished: no copy an older starfeed rendered stays in the bucket.
+        storage.blobs.delete_feeds([f"{target}.{extension}" for extension, _ in FORMATS.values()])
+        log.info("renderer: %s unpublished: its source is %s", target,
+                 "purged" if source is None else "removed" if source.deleted_at else "disabled")
+        return "unpublished"
+    page = feed_page(storage, target, now)
     if page is None:
         log.info("renderer: %s names nothing to render; skipped", target)
         return "skipped"

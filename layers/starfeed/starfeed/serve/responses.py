@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import logging
 from collections.abc import Callable
 
 from aws_lambda_powertools.event_handler import Response
@@ -17,6 +18,8 @@ from starfeed.stats import Sampler, reader_of
 from starfeed.store import Storage
 from starfeed.store.blobs import FeedObject
 from starfeed.store.limits import PARTITION_KEY_BYTES
+
+log = logging.getLogger(__name__)
 
 # Our pages need no script at all: even markup that slipped through could not run.
 PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
@@ -62,9 +65,14 @@ class Served:
                load: Callable[[str | None], FeedObject | None] | None = None) -> Response:
         """A rendered object from the bucket, or what load(etag) builds (a feed filtered by
         max_score, cached per threshold under its own key), as HTTP caching rules answer it."""
-        obj, hit = self.cache.get(key, load or (lambda etag: self.storage.blobs.get_feed(key, if_none_match=etag)))
         # Every object route may gzip, so shared caches must key on Accept-Encoding too.
         vary = {"Vary": "Accept, Accept-Encoding" if negotiated else "Accept-Encoding"}
+        try:
+            obj, hit = self.cache.get(key, load or (lambda etag: self.storage.blobs.get_feed(key, if_none_match=etag)))
+        except Exception:  # noqa: BLE001 - the store failed, or holds what cannot be read: say so
+            log.exception("api: /%s could not be served", key)
+            return text(503, f"/{key} could not be read or built just now; try again later\n",
+                        {**vary, "Retry-After": "300"})
         if obj is None:
             return text(404, f"/{key} has not been built yet: its source is new or unknown\n", vary)
         self.count(counted_as or FORMAT_OF_EXTENSION.get(key.rsplit(".", 1)[-1], "other"), hit)

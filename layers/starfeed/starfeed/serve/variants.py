@@ -1,5 +1,5 @@
-"""Feeds built per request from the store, for what the prebuilt objects do not hold: seed 004
-§8's max_score on a source's feed, and the older pages of any feed (RFC 5005 §3). Each is cached
+"""Feeds built per request from the store, for what the prebuilt objects do not hold: a source's
+own feed, seed 004 §8's max_score on it, and the older pages of any feed (RFC 5005 §3). Each is cached
 like an object, under a key per variant, with an ETag from its bytes."""
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ def scored_variant(max_score: float) -> str:
 
 
 def page_variant(before: str | None, after: str | None) -> str:
-    return f"?before={encode_cursor(before)}" if before else f"?after={encode_cursor(after)}"
+    """The cache key's suffix of a page: none for the first."""
+    return f"?before={encode_cursor(before)}" if before else f"?after={encode_cursor(after)}" if after else ""
 
 
 def scored_feed(storage: Storage, source: Source, max_score: float) -> Build:
@@ -44,12 +45,14 @@ def scored_feed(storage: Storage, source: Source, max_score: float) -> Build:
     return _built(make, lambda entries: _newest(entries, source))
 
 
-def paged_feed(storage: Storage, target: str, before: str | None, after: str | None) -> Build:
+def paged_feed(storage: Storage, target: str, before: str | None, after: str | None,
+               source: Source | None = None) -> Build:
     """The page of a feed's entries older than `before`, or just newer than `after` (a sort
-    key), with its first, previous and next links."""
+    key), with its first, previous and next links; the first page when neither is given.
+    source: a source target's source, read already."""
 
     def make() -> tuple[FeedMeta, list[Entry]] | None:
-        page = feed_page(storage, target, time.time(), before, after=after)
+        page = feed_page(storage, target, time.time(), before, source=source, after=after)
         return page[:2] if page else None
 
     return _built(make, lambda entries: _newest(entries, None))

@@ -1,4 +1,5 @@
-"""The feeds: the aggregate, each collection's and each source's, in the format asked for, with
+"""The feeds: the aggregate and each collection's as the renderer published them, each source's
+built when asked (from its stored entries, as the renderer would), in the format asked for, with
 their older pages (`?before=CURSOR`, and `?after=CURSOR` for their previous links, RFC 5005 §3);
 seed 004's proxy by a source's URL and its max_score; and the OPML lists."""
 
@@ -20,10 +21,11 @@ def router(served: Served) -> Router:
     routes = Router()
     sources = served.storage.sources
 
-    def feed(path: str, extension: str | None):
-        """The prebuilt first page, or the older page `before` (or `after`) names."""
+    def feed(path: str, extension: str | None, source=None):
+        """The first page (prebuilt, or built now for a source's own feed), or the older page
+        `before` (or `after`) names."""
         before, after = served.query("before"), served.query("after")
-        if not (before or after):
+        if not (before or after or source):
             return served.feed(path, extension)
         if before and after:
             return text(400, "before= or after=, not both\n")
@@ -31,10 +33,11 @@ def router(served: Served) -> Router:
         from starfeed.serve.variants import page_variant, paged_feed
 
         try:
-            before, after = (decode_cursor(before), None) if before else (None, decode_cursor(after, "after"))
+            before, after = ((decode_cursor(before), None) if before else
+                             (None, decode_cursor(after, "after")) if after else (None, None))
         except ValueError as exc:
             return text(400, f"{exc}\n")
-        return served.feed(path, extension, paged_feed(served.storage, path, before, after),
+        return served.feed(path, extension, paged_feed(served.storage, path, before, after, source),
                            page_variant(before, after))
 
     @routes.get("/<filename>", compress=True)
@@ -60,15 +63,11 @@ def router(served: Served) -> Router:
             max_score = threshold(served.query("max_score"))
         except ValueError as exc:
             return text(400, f"{exc}\n")
+        source = sources.get(source_id)
         if max_score is not None:
-            return scored(sources.get(source_id), extension or None, max_score)
-        # Unsubscribed means unpublished at once, whatever a cache or the bucket still holds.
-        enabled = sources.enabled(source_id)
-        if enabled is None:
-            return text(404, "no such source: it was removed or never added\n")
-        if not enabled:
-            return text(403, "this source is disabled\n")
-        return feed(f"s/{source_id}/feed", extension or None)
+            return scored(source, extension or None, max_score)
+        # Unsubscribed means unpublished at once, whatever a cache still holds.
+        return _refused(source) or feed(f"s/{source_id}/feed", extension or None, source)
 
     @routes.get("/rss", compress=True)
     def by_url():
@@ -83,7 +82,7 @@ def router(served: Served) -> Router:
         source = sources.find_by_url(url)
         if max_score is not None:
             return scored(source, "xml", max_score)
-        return _refused(source) or served.object(f"s/{source.source_id}/feed.xml")
+        return _refused(source) or feed(f"s/{source.source_id}/feed", "xml", source)
 
     def scored(source, extension: str | None, max_score: float):
         """Seed 004 §8: a source's feed without the items scoring above max_score."""
