@@ -40,8 +40,9 @@ def fetch_record(record, lambda_context) -> None:
 
 @observe.handler
 def handler(event, context):
-    response = process_partial_response(event=event, record_handler=fetch_record,
-                                        processor=processor, context=context)
+    with storage.blobs.tap_batch():  # the batch's new entries tapped in one object
+        response = process_partial_response(event=event, record_handler=fetch_record,
+                                            processor=processor, context=context)
     failed = {failure["itemIdentifier"] for failure in response.get("batchItemFailures", [])}
     try:
         storage.queues.retry_fetches_later([r["receiptHandle"] for r in event["Records"] if r["messageId"] in failed])

@@ -15,10 +15,16 @@ def test_tap_export_writes_the_seeds_layout(stack, storage, origin, capsys, tmp_
     document = rss(("tap-1", "Tapped one"), ("tap-2", "Tapped two"), title="Tapped")
     url = origin.serve("/tapped.xml", Reply(200, document))
     source = add_source(storage, url, time.time() - 3600)[0]
+    neighbour = add_source(storage, origin.serve("/tapped-too.xml", Reply(200, rss(("tap-n", "Next door")))),
+                           time.time() - 3600)[0]
     stack.run_cycle()
     today = time.strftime("%Y-%m-%d", time.gmtime())
-    keys = [k for k in storage.blobs.tap_keys(today) if source.source_id in k]
-    assert len(keys) == 1 and keys[0].startswith(f"taps/entries/dt={today}/{source.source_id}-")
+    # One fetcher invocation, one tap object for its batch (the two sources share a host's group).
+    tapped = {k: storage.blobs.get_tap(k) for k in storage.blobs.tap_keys(today)}
+    ours = [k for k, lines in tapped.items() if source.source_id.encode() in lines]
+    assert len(ours) == 1 and ours[0].startswith(f"taps/entries/dt={today}/")
+    assert neighbour.source_id.encode() in tapped[ours[0]]
+    main(["source", "remove", neighbour.source_id])
 
     code, out, err = run_cli(capsys, "tap", "export", "--since", today, str(tmp_path))
     assert code == 0, err

@@ -6,11 +6,13 @@
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass
 from pathlib import Path
 
 from starfeed.store import Storage
-from starfeed.store.blobs import TAP_PREFIX
+from starfeed.store.blobs import TAP_PREFIX, raw_fetch_key
 
 
 @dataclass
@@ -24,24 +26,33 @@ def export(storage: Storage, since: str, directory: Path) -> Exported:
     """Write every tap of `since` (YYYY-MM-DD) and later under directory; a day's file is written
     whole, so exporting again gives the same files."""
     done = Exported()
-    by_day: dict[str, list[tuple[bytes, str | None]]] = {}
+    by_day: dict[str, list[bytes]] = {}
     for key in storage.blobs.tap_keys(since):
         day = key.removeprefix(f"{TAP_PREFIX}dt=").split("/", 1)[0]
         by_day.setdefault(day, []).append(storage.blobs.get_tap(key))
     for day, taps in by_day.items():
         entries = directory / "entries" / f"{day}.ndjson"
         entries.parent.mkdir(parents=True, exist_ok=True)
-        body = b"".join(lines for lines, _ in taps)
+        body = b"".join(taps)
         entries.write_bytes(body)
         done.days += 1
         done.entries += body.count(b"\n")
-        for record_key in {raw for _, raw in taps if raw}:
-            stored = storage.blobs.get_raw_fetch(record_key)
+        for fetch_id in sorted(_fetches_named(body)):
+            stored = storage.blobs.get_raw_fetch(raw_fetch_key(fetch_id))
             if stored is None:  # its payload expired (RawRetentionDays) before the tap
                 continue
             record, raw = stored
-            blob = directory / "raw" / str(record["fetched_at"])[:10] / f"{record['fetch_id']}.blob"
+            blob = directory / "raw" / str(record["fetched_at"])[:10] / f"{fetch_id}.blob"
             blob.parent.mkdir(parents=True, exist_ok=True)
             blob.write_bytes(raw)
             done.raw += 1
     return done
+
+
+def _fetches_named(lines: bytes) -> set[str]:
+    """The fetches whose bytes the tapped entries came from (their raw_refs)."""
+    out = set()
+    for line in lines.splitlines():
+        refs = json.loads(line).get("raw_refs") or []
+        out |= {str(ref["fetch_id"]) for ref in refs if isinstance(ref, dict) and ref.get("fetch_id")}
+    return out

@@ -194,7 +194,7 @@ def _store_stars(storage: Storage, user: Source, read: Read, lease: float | None
     entries = [star_entry(user.login or "", star, user.source_id, now) for star in read.stars]
     storage.entries.store_stars(user, entries, lease)
     publish_new(storage, user, entries)
-    tap_new(storage, user, entries, None, now)
+    tap_new(storage, user, entries, now)
     # Every star time known now: on a first sync, seed 000 seeds the EMA with all of their gaps.
     user.publications = sorted(set(user.publications) | {s.starred_epoch for s in read.stars})
     user.entry_count += len(entries)

@@ -157,7 +157,7 @@ def _store(storage: Storage, source: Source, ingested: Ingested, raw_ref: dict |
     source.language = ingested.language or source.language
     source.last_dropped = dict(ingested.dropped)  # `source list` says what the filters hid
     publish_new(storage, source, stored.new)  # with the source's title, new on a first fetch
-    tap_new(storage, source, stored.new, raw_ref, now)
+    tap_new(storage, source, stored.new, now)
     return stored.new, stored.error
 
 

@@ -57,15 +57,14 @@ def publish_new(storage: Storage, source: Source, entries: list[Entry]) -> None:
                   len(entries), describe(exc))
 
 
-def tap_new(storage: Storage, source: Source, entries: list[Entry], raw_ref: dict | None, now: float) -> None:
-    """Seed 003 §9.3's tap: the fetch's new entries as NDJSON in the raw bucket, partitioned by
-    day, for Athena or `starfeed tap export`. Best effort, like the events: the entries are stored."""
+def tap_new(storage: Storage, source: Source, entries: list[Entry], now: float) -> None:
+    """Seed 003 §9.3's tap: new entries as NDJSON in the raw bucket, partitioned by day, for Athena
+    or `starfeed tap export` (each names its fetch in raw_refs). Best effort, like the events: the
+    entries are stored."""
     if not entries:
         return
-    name = f"{source.source_id}-{raw_ref['fetch_id'] if raw_ref else uuid.uuid4().hex}"
     try:
-        storage.blobs.put_tap(rfc3339(now)[:10], name, [json.dumps(asdict(e), ensure_ascii=False) for e in entries],
-                              raw_ref["key"] if raw_ref else None)
+        storage.blobs.put_tap(rfc3339(now)[:10], [json.dumps(asdict(e), ensure_ascii=False) for e in entries])
     except Exception as exc:  # noqa: BLE001 - the entries are stored; only the tap misses them
         log.error("fetcher: %s: %d entries not tapped: %s", redact(source.url), len(entries), describe(exc))
 

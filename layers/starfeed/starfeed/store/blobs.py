@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
@@ -21,6 +25,7 @@ class FeedObject:
 
 
 TAP_PREFIX = "taps/entries/"
+log = logging.getLogger(__name__)
 
 
 def raw_fetch_key(fetch_id: str) -> str:
@@ -37,6 +42,7 @@ class Blobs:
     def __init__(self, s3, settings: Settings):
         self._s3 = s3
         self._settings = settings
+        self._tap_batch: dict[str, list[str]] | None = None  # day -> lines, inside tap_batch()
 
     # Raw store (seed 003 §4.5) -------------------------------------------------------------
 
@@ -54,14 +60,34 @@ class Blobs:
 
     # NDJSON taps (seed 003 §9.3) ----------------------------------------------------------
 
-    def put_tap(self, day: str, name: str, lines: list[str], raw_record_key: str | None) -> str:
-        """One fetch's new entries, a JSON object per line, under taps/entries/dt=DAY/ (Athena's
-        partition layout); the fetch's raw record is named in the object's metadata."""
-        key = f"{TAP_PREFIX}dt={day}/{name}.ndjson"
-        self._s3.put_object(Bucket=self._settings.raw_bucket, Key=key, Body="".join(f"{line}\n" for line in lines).encode(),
-                            ContentType="application/x-ndjson",
-                            Metadata={"raw-record": raw_record_key} if raw_record_key else {})
-        return key
+    def put_tap(self, day: str, lines: list[str]) -> None:
+        """New entries, a JSON object per line (each names its fetch in raw_refs), under
+        taps/entries/dt=DAY/ (Athena's partition layout): one object now, or, inside
+        tap_batch(), one per day when the batch ends."""
+        if self._tap_batch is not None:
+            self._tap_batch.setdefault(day, []).extend(lines)
+            return
+        self._write_tap(day, lines)
+
+    @contextmanager
+    def tap_batch(self) -> Iterator[None]:
+        """The taps of a fetcher invocation's records in one object a day, not one per fetch with
+        new entries (a PUT each). Best effort, as the taps are: a write that fails is logged; the
+        entries are stored."""
+        self._tap_batch = {}
+        try:
+            yield
+        finally:
+            batch, self._tap_batch = self._tap_batch, None
+            for day, lines in batch.items():
+                try:
+                    self._write_tap(day, lines)
+                except Exception:  # noqa: BLE001
+                    log.exception("%d tapped entries of %s not written", len(lines), day)
+
+    def _write_tap(self, day: str, lines: list[str]) -> None:
+        self._s3.put_object(Bucket=self._settings.raw_bucket, Key=f"{TAP_PREFIX}dt={day}/{uuid.uuid4().hex}.ndjson",
+                            Body="".join(f"{line}\n" for line in lines).encode(), ContentType="application/x-ndjson")
 
     def tap_keys(self, since_day: str) -> list[str]:
         """Every tap object of `since_day` and later, oldest day first."""
@@ -72,10 +98,9 @@ class Blobs:
             keys += [o["Key"] for o in page.get("Contents", []) if o["Key"] >= f"{TAP_PREFIX}dt={since_day}"]
         return sorted(keys)
 
-    def get_tap(self, key: str) -> tuple[bytes, str | None]:
-        """A tap object's lines and its fetch's raw record key."""
-        response = self._s3.get_object(Bucket=self._settings.raw_bucket, Key=key)
-        return response["Body"].read(), response.get("Metadata", {}).get("raw-record")
+    def get_tap(self, key: str) -> bytes:
+        """A tap object's lines."""
+        return self._s3.get_object(Bucket=self._settings.raw_bucket, Key=key)["Body"].read()
 
     def get_raw_fetch(self, record_key: str) -> tuple[dict, bytes] | None:
         """A fetch's record (status, headers, when) and its body, as stored; None when there is no
