@@ -74,6 +74,15 @@ class Status(StrEnum):
     GONE = "gone"  # 410: disabled
 
 
+# A remembered fetch's outcome when its status says it: left out of its record (fetch/record.py).
+SUCCEEDED_BY_STATUS = {200: Status.OK.value, 304: Status.NOT_MODIFIED.value}
+
+
+def outcome_of(fetch: dict) -> str:
+    """A remembered fetch's outcome ("-" when nothing says it)."""
+    return str(fetch.get("outcome") or SUCCEEDED_BY_STATUS.get(fetch.get("status"), "-"))
+
+
 @dataclass
 class Source:
     source_id: str
@@ -123,7 +132,8 @@ class Source:
     consecutive_failures: int = 0
     entry_count: int = 0  # entries stored, ever
     last_dropped: dict[str, int] = field(default_factory=dict)  # the last fetch's filters: reason -> count
-    # The last fetches, newest first: {fetch_id, at, status, outcome, ms}, the keys with a value.
+    # The last fetches, newest first: {fetch_id, at, status, outcome, ms}, the keys with a value
+    # (an outcome its status says left out: outcome_of).
     fetch_history: list[dict] = field(default_factory=list)
     # A permanent redirect is followed for good once it persists (settings.redirect_persistence).
     redirect_url: str | None = None

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 from starfeed.fetch.stage import is_ours
-from starfeed.model import Source
+from starfeed.model import Source, outcome_of
 from starfeed.parse.normalize import rfc3339
 from starfeed.schedule import freshness
 
@@ -50,7 +50,7 @@ def slos(sources: list[Source], now: float, period: float) -> Slos:
     since = rfc3339(now - DAY)
     records = [r for s in sources for r in s.fetch_history if isinstance(r, dict) and str(r.get("at", "")) >= since]
     durations = sorted(r["ms"] for r in records if isinstance(r.get("ms"), (int, float)))
-    failed = [str(r.get("outcome")) for r in records if str(r.get("outcome")) not in SUCCEEDED]
+    failed = [outcome for outcome in map(outcome_of, records) if outcome not in SUCCEEDED]
     ours = sum(1 for outcome in failed if is_ours(outcome))
     on_time, scheduled = freshness.measured(sources, now, period)
     return Slos(len(records), _p99(durations), ours, len(failed) - ours, scheduled, scheduled - on_time)

@@ -110,8 +110,8 @@ def _source(n: int, prefix: str, now: float, due: bool, hosts: int, rng: random.
                     ewma_interarrival=(publications[-1] - publications[0]) / 19, hour_counts=hours,
                     next_check_at=now - 60 if due else now + 3600 + n)
     if full:
-        source.fetch_history = [{"at": "2024-01-01T00:00:00Z", "status": 304, "outcome": "not-modified",
-                                 "ms": 180} for _ in range(20)]  # as fetch/record.remember_fetch writes a 304
+        source.fetch_history = [{"at": "2024-01-01T00:00:00Z", "status": 304, "ms": 180}
+                                for _ in range(20)]  # as fetch/record.remember_fetch writes a 304
         source.decisions = [{"at": "2024-01-01T00:00:00Z", "reason": "rhythm", "before": 900, "after": 960}
                             for _ in range(10)]
     return source

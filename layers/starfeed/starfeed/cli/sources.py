@@ -13,7 +13,7 @@ from starfeed import subscribe
 from starfeed.cli.common import CliError, ago, clip, connect, count, span, until
 from starfeed.enrich.analysis import prompt_for
 from starfeed.fetch.stage import STAGES
-from starfeed.model import GITHUB_HELPERS, GITHUB_KINDS, Kind, Status
+from starfeed.model import GITHUB_HELPERS, GITHUB_KINDS, Kind, Status, outcome_of
 from starfeed.schedule.github import readable_state, tier_of
 from starfeed.subscribe import Refused
 
@@ -375,7 +375,7 @@ def _show(args) -> None:
         lines.append(("dropped", f"{n} {why} (last fetch)"))
     for fetch in s.fetch_history[:5]:
         lines.append(("fetched", f"{when(fetch.get('at'))}: {fetch.get('status') or 'no response'}, "
-                                 f"{fetch.get('outcome') or '-'}"))
+                                 f"{outcome_of(fetch)}"))
     for change in s.url_changes:
         lines.append(("moved", f"{change.get('from')} -> {change.get('to')} ({when(change.get('at'))})"))
     for key, value in lines:

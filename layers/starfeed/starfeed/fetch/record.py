@@ -11,7 +11,7 @@ from dataclasses import asdict
 
 from starfeed.fetch.http import FetchResult
 from starfeed.fetch.stage import describe
-from starfeed.model import Entry, Source
+from starfeed.model import SUCCEEDED_BY_STATUS, Entry, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.schedule.decide import Decision
 from starfeed.settings import Settings
@@ -73,10 +73,12 @@ def remember_fetch(source: Source, raw_ref: dict | None, status: int | None, out
                    settings: Settings, elapsed: float | None = None) -> None:
     """The source's last fetches, newest first, each with its raw payload's id (the payload's
     record holds its digest) and, for a request made, its duration (ms: `starfeed status` takes
-    the p99 from them). Keys without a value are left out: the source item is written twice a
-    fetch, at a write unit per KB, and these records were most of it."""
+    the p99 from them). Keys without a value, and an outcome its status says, are left out: the
+    source item is written twice a fetch, at a write unit per KB, and these records were most of
+    it (outcome_of reads them back)."""
     record = {"fetch_id": raw_ref["fetch_id"] if raw_ref else None, "at": rfc3339(now), "status": status,
-              "outcome": outcome, "ms": round(elapsed * 1000) if elapsed else None}
+              "outcome": None if SUCCEEDED_BY_STATUS.get(status) == outcome else outcome,
+              "ms": round(elapsed * 1000) if elapsed else None}
     record = {key: value for key, value in record.items() if value is not None}
     source.fetch_history = ([record] + source.fetch_history)[:settings.fetch_history]
 
