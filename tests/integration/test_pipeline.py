@@ -74,7 +74,7 @@ def test_a_second_fetch_is_conditional_and_stores_nothing_twice(stack, storage, 
     stack.run_cycle()  # the same items again under a new validator: deduplicated
     entries = storage.entries.recent(source.source_id, 50)
     assert sorted(e.entry_uid for e in entries) == ["c1", "c2"]
-    # Unchanged within a day (settings.sighting_refresh): seeing them again cost no write.
+    # Unchanged within a week (settings.sighting_refresh): seeing them again cost no write.
     assert all(e.seen_count == 1 and e.last_seen == e.first_seen for e in entries)
 
 

@@ -99,8 +99,10 @@ class Settings:
     max_article_age_days: int = 7  # seed 002; entries without a date are kept
     max_rewrites: int = 24  # times a stored entry may be rewritten when its content changes
     # How often an unchanged entry's sighting (last_seen, seen_count) is written: each write costs
-    # as much as storing a new entry, and a 50-item feed fetched hourly lists each entry ~24 times a day.
-    sighting_refresh: int = 86400
+    # 3 write units (the item and its two whole-item indexes), a parse of a 50-item document 150.
+    # Daily, they were the largest line of the bill (`make cost`: $22 a month at 10,000 sources);
+    # weekly, a seventh of it.
+    sighting_refresh: int = 7 * 86400
     # Fitting entries to DynamoDB (an item is at most 400 KB; a sort key 1,024 bytes, a GSI
     # partition key 2,048): longer ids become a stable hash, longer links are dropped, longer
     # content is truncated at a tag boundary. The entry is kept either way.

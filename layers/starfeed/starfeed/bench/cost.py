@@ -5,7 +5,8 @@
 What it measures, on the local stack (moto in this process, the functions driven by their real
 event sources, a loopback origin):
 - a fetch cycle, one scheduler tick and every queue drained, for SOURCES sources answering 304,
-  then 200 with the same items (a new ETag), then one new entry each, then three: every AWS
+  then 200 with the same bytes, then with other bytes and the same items (again with every
+  entry's sighting due), then one new entry each, then three: every AWS
   request by function, service and operation, the SQS requests of the event source mappings
   (receive, delete) included; DynamoDB capacity units estimated from the item sizes moto holds
   (billing rules: reads per 4 KB, half for eventually consistent reads; writes per 1 KB of the
@@ -494,6 +495,10 @@ def measure(sources: int = SOURCES) -> dict:
 
         cycle("200 same bytes", new_etag(False))
         cycle("200 other bytes", new_etag(True))
+        # The same, with every entry's sighting due (STARFEED_SIGHTING_REFRESH past): what a parse
+        # costs beyond, the share of parses that find them due is the bill's (units_from).
+        cycle("200 other bytes, sightings due",
+              lambda: (new_etag(True)(), _age_sightings(storage.settings.entries_table, storage.settings.sighting_refresh + DAY)))
         cycle("one new entry", new_items(1))
         cycle("three new entries", new_items(3))
         # The tick with nothing due (the pace already stepped this hour), and the pace's step.
@@ -542,7 +547,20 @@ def measure(sources: int = SOURCES) -> dict:
         memory = {lid: f.memory for lid, f in stack.functions.items()}
         timeouts = {lid: f.timeout for lid, f in stack.functions.items()}
     return {"sources": sources, "phases": phases, "sizes": sizes, "memory": memory, "timeouts": timeouts,
-            "jobs": job_counts(), "pace_cpu_per_source": pace_cpu_per_source()}
+            "jobs": job_counts(), "pace_cpu_per_source": pace_cpu_per_source(),
+            "sighting_refresh": float(settings.sighting_refresh)}
+
+
+def _age_sightings(table_name: str, seconds: float) -> None:
+    """Every stored entry last seen `seconds` ago: moto's items, changed in this process, so no
+    request is counted."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    table = _Moto().table(table_name)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - seconds))
+    for item in table.all_items() if table else []:
+        if "last_seen" in item.attrs:
+            item.attrs["last_seen"] = DynamoType({"S": stamp})
 
 
 def pace_cpu_per_source(count: int = 5000) -> float:
@@ -696,6 +714,8 @@ class Units:
     cycle: dict  # the measured cycles' requests by operation, for the cross-check
     sources: int
     jobs: dict = field(default_factory=dict)  # bench.aws_requests' counts of the jobs alone
+    per_sighting_round: Usage = field(default_factory=Usage)  # a parse's sightings written, when due
+    sighting_refresh: float = 86400.0  # settings.sighting_refresh: how often they are due
 
 
 def units_from(measured: dict) -> Units:
@@ -712,6 +732,10 @@ def units_from(measured: dict) -> Units:
         per_fetch[name] = fetch_usage(name) - idle_tick.scaled(1 / n)
     three = fetch_usage("three new entries") - idle_tick.scaled(1 / n)
     extra_entry = (three - per_fetch["one new entry"]).scaled(0.5)
+    # What a parse costs beyond when its entries' sightings are due: their writes (DynamoDB only;
+    # the Lambda time of 50 small writes is left in the fetch's).
+    due = fetch_usage("200 other bytes, sightings due") - per_fetch["200 other bytes"] - idle_tick.scaled(1 / n)
+    sighting_round = Usage(wru=max(0.0, due.wru), rru=max(0.0, due.rru))
     reader = usage_of(phases["reader: miss"], memory, 1)
     reader_hit = usage_of(phases["reader: hit"], memory, 1)
     revalidated = usage_of(phases["reader: revalidated, counters flushed"], memory, 1)
@@ -732,7 +756,8 @@ def units_from(measured: dict) -> Units:
                     "invocations": Counter(i.function for i in phases[name].invocations)}
              for name in phases}
     return Units(per_fetch, extra_entry, idle_tick, usage_of(phases["pace step"], memory, 1),
-                 reader_request, flush, log_now, measured["pace_cpu_per_source"], measured["sizes"], memory, cycle, n, measured["jobs"])
+                 reader_request, flush, log_now, measured["pace_cpu_per_source"], measured["sizes"], memory, cycle, n,
+                 measured["jobs"], sighting_round, measured["sighting_refresh"])
 
 
 # The bill ------------------------------------------------------------------------------------
@@ -767,6 +792,7 @@ def monthly_usage(units: Units, pop: Population, sources: int, readers_per_hour:
          + f["200 other bytes"].scaled(sources * pop.unchanged_200 * (1 - SAME_BYTES_SHARE))
          + f["one new entry"].scaled(sources * pop.with_new)
          + units.per_extra_entry.scaled(extra_entries)
+         + units.per_sighting_round.scaled(sources * parses(pop) * sightings_due_share(pop, units.sighting_refresh))
          + units.per_tick.scaled(TICKS_PER_MONTH))
     # The hourly pace step (inside a tick): its Scan reads every scheduled source whole, so its
     # read units and its time scale with the sources.
@@ -786,9 +812,17 @@ def monthly_usage(units: Units, pop: Population, sources: int, readers_per_hour:
     return u + Usage(sqs=3 * polls, sqs_fifo=polls)
 
 
-def stored_200s(pop: Population) -> float:
-    """A source's 200s a month that store their bytes: all but those with the bytes parsed last."""
+def parses(pop: Population) -> float:
+    """A source's fetches a month that store their bytes and read their entries: the 200s with
+    other bytes than last time."""
     return pop.unchanged_200 * (1 - SAME_BYTES_SHARE) + pop.with_new
+
+
+def sightings_due_share(pop: Population, refresh: float) -> float:
+    """The share of those parses that find their unchanged entries' sightings due: all of them
+    when a source is parsed less often than its sightings are refreshed."""
+    n = parses(pop)
+    return min(1.0, MONTH_SECONDS / (refresh * n)) if n else 0.0
 
 
 def pace_scan_rru(units: Units, sources: int) -> float:
@@ -803,7 +837,7 @@ def storage_gb(units: Units, pop: Population, sources: int) -> tuple[float, floa
     (RawRetentionDays 30: every 200 stores one)."""
     s = units.sizes
     dynamodb = sources * (s["source_item"] + pop.new_entries * (s["entry_item"] + s["collection_entry_item"]))
-    s3 = sources * (3 * s["rendered_object"] + stored_200s(pop) * s["raw_payload"])
+    s3 = sources * (3 * s["rendered_object"] + parses(pop) * s["raw_payload"])
     return dynamodb / 1e9, s3 / 1e9
 
 
