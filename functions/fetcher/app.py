@@ -33,6 +33,7 @@ class NotStarted(Exception):
 def fetch_record(record, lambda_context) -> None:
     needed = (storage.settings.fetch_deadline + STORE_SECONDS) * 1000
     if lambda_context.get_remaining_time_in_millis() < needed:
+        storage.blobs.flush_taps()  # what the batch stored so far is tapped before time runs out
         raise NotStarted(f"{lambda_context.get_remaining_time_in_millis()} ms left")
     message = json.loads(record.body)
     fetch_source(storage, message["source_id"], lease=message.get("lease"), push=message.get("push"))

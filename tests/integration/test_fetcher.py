@@ -182,3 +182,15 @@ def test_a_200_with_the_bytes_already_stored_stores_and_reads_no_entry_but_keeps
     assert stored_objects() == before + 1
     assert fetch_now(storage, source).new_entries == 1  # other bytes are read
     storage.sources.delete(source.source_id)  # its origin closes with the test
+
+
+def test_a_payload_stored_before_a_fetch_was_one_object_is_still_read(stack, storage):
+    from starfeed.store.blobs import raw_fetch_key
+
+    s3, bucket, fetch_id = storage.client("s3"), storage.settings.raw_bucket, "0123456789abcdef0123456789abcdef"
+    s3.put_object(Bucket=bucket, Key="bodies/ab/ab0123", Body=b"<rss>stored before</rss>")
+    s3.put_object(Bucket=bucket, Key=f"fetches/{fetch_id}.json", Body=json.dumps(
+        {"fetch_id": fetch_id, "http_status": 200, "body_key": "bodies/ab/ab0123"}).encode())
+    record, body = storage.blobs.get_raw_fetch(raw_fetch_key(fetch_id))
+    assert body == b"<rss>stored before</rss>" and record["http_status"] == 200
+    assert storage.blobs.get_raw_fetch(raw_fetch_key("f" * 32)) is None

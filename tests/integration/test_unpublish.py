@@ -57,8 +57,11 @@ def test_disabled_then_removed_sources_leave_every_feed_page_and_list(stack, sto
                   "unpub starred a/b")
     targets = sorted({t for s in (feed, account) for t in targets_for(s)})
     try:
+        # A copy of its feed an older starfeed rendered leaves the bucket (and a CDN) at once.
+        storage.blobs.put_feed(f"s/{FEED}/feed.xml", b"<rss/>", "application/rss+xml", rendered_at=1.0)
         # A source's first fetch asks for its feeds and the summary: /opml.xml lists its feed.
         report = render_targets(storage, [*targets, SOURCES_SUMMARY])
+        assert not storage.blobs.has_feed(f"s/{FEED}/feed.xml") and f"s/{FEED}/feed" in report.announced
         assert not report.failed and SOURCES_SUMMARY in report.rendered
         assert published(stack, FEED) == [True] * 3
         assert f"/s/{FEED}/feed.json" in text(storage, "opml.xml")

@@ -134,9 +134,9 @@ def test_a_write_costs_its_item_and_every_index_entry_it_puts_changes_or_moves()
 def test_sightings_are_billed_for_the_parses_that_find_them_due():
     parsed = Population(fetches=10, not_modified=0, with_new=10, new_entries=10, errors=0)  # 10 parses a month
     assert cost.sightings_due_share(parsed, 86400) == 1.0  # parsed every 3 days: due each time
-    assert cost.sightings_due_share(parsed, 7 * 86400) == pytest.approx(30 / 70)  # a week: 3 of 7 parses
+    assert cost.sightings_due_share(parsed, 7 * 86400) == pytest.approx(1 / 3)  # a week: days 0, 9, 18, 27
     assert cost.sightings_due_share(ONLY_304, 86400) == 0.0  # nothing parsed, nothing sighted
     base = units(fetch=Usage())
     weekly = replace(base, per_sighting_round=Usage(wru=150), sighting_refresh=7 * 86400)
     extra = bill(weekly, parsed, 1000, 0)["DynamoDB writes"]["list"] - bill(base, parsed, 1000, 0)["DynamoDB writes"]["list"]
-    assert extra == pytest.approx(1000 * 10 * (30 / 70) * 150 * 0.625 / 1e6)
+    assert extra == pytest.approx(1000 * 10 * (1 / 3) * 150 * 0.625 / 1e6)

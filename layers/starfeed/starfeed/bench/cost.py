@@ -13,7 +13,7 @@ event sources, a loopback origin):
   larger of the item before and after; moto's own ConsumedCapacity is a constant, not used);
 - the scheduler's tick with nothing due, and its hourly pace Scan;
 - a reader's request through the api function (a cache miss, a hit within the window, a
-  revalidation), with its counters' flush;
+  revalidation, with its counters' flush; and one source's own feed, built from the store);
 - each invocation's duration, split into CPU time (this thread's) and waiting (the rest);
 - the bytes the functions log at INFO, as Lambda's JSON log format writes them;
 - sizes: a source's item, an entry's item, the rendered objects, a raw payload.
@@ -154,6 +154,9 @@ READER_BODY_BYTES = 30_000
 # A reader's request misses the api's in-memory window (settings.api_cache_ttl, 2 s) unless the
 # same object was asked within it: at these rates almost every request is a conditional GET.
 READER_S3_GET_SHARE = 1.0
+# The share of reader requests for one source's own feed (built from the store per request past
+# the api's window) rather than the aggregate or a collection (objects in S3): an assumption.
+READER_SOURCE_FEED_SHARE = 0.25
 COUNTER_FLUSH_SECONDS = 10.0  # store/counters.py: one UpdateItem per instance per 10 s at most
 API_INSTANCES = 1  # warm api instances at these rates (a few requests a second at most)
 # The pace Scan's pages: one 1 MB page a round trip of about this long (DynamoDB, in-region).
@@ -536,6 +539,12 @@ def measure(sources: int = SOURCES) -> dict:
         with phase() as p:
             api.invoke(event())
         phases["reader: revalidated, counters flushed"] = p
+        # A reader of one source's own feed: built from the store when the window has passed.
+        api.module.app.feed_cache._items.clear()
+        with phase() as p:
+            api.invoke(http_api_event("GET", f"/s/{ids[0]}/feed.xml", {"Host": "localhost",
+                                      "Accept-Encoding": "gzip", "User-Agent": "Miniflux/2.2"}, b"", "127.0.0.1"))
+        phases["reader: a source's feed, built"] = p
 
         settings = storage.settings
         sizes = {
@@ -742,10 +751,15 @@ def units_from(measured: dict) -> Units:
     flush = Usage(rru=revalidated.rru, wru=revalidated.wru)
     # A reader's request: the revalidation's S3 GET (READER_S3_GET_SHARE of them) and Lambda time;
     # its counters' flush is its own line (at most one per COUNTER_FLUSH_SECONDS).
-    reader_request = Usage(lambda_requests=Counter({"ApiFunction": 1}),
-                           gb_seconds=Counter({"ApiFunction": READER_S3_GET_SHARE * revalidated.gb_seconds["ApiFunction"]
-                                               + (1 - READER_S3_GET_SHARE) * reader_hit.gb_seconds["ApiFunction"]}),
-                           s3_get=READER_S3_GET_SHARE * max(reader.s3_get, revalidated.s3_get))
+    rendered = Usage(lambda_requests=Counter({"ApiFunction": 1}),
+                     gb_seconds=Counter({"ApiFunction": READER_S3_GET_SHARE * revalidated.gb_seconds["ApiFunction"]
+                                         + (1 - READER_S3_GET_SHARE) * reader_hit.gb_seconds["ApiFunction"]}),
+                     s3_get=READER_S3_GET_SHARE * max(reader.s3_get, revalidated.s3_get))
+    # A source's own feed is built instead (a read of the source, a Query of its newest entries).
+    built = usage_of(phases["reader: a source's feed, built"], memory, 1)
+    built = Usage(lambda_requests=Counter({"ApiFunction": 1}), gb_seconds=Counter({"ApiFunction": built.gb_seconds["ApiFunction"]}),
+                  rru=built.rru)
+    reader_request = rendered.scaled(1 - READER_SOURCE_FEED_SHARE) + built.scaled(READER_SOURCE_FEED_SHARE)
     measured_fetches = ("304", "200 same bytes", "200 other bytes", "one new entry")
     log_now = sum(phases[k].log_bytes.get("FetcherFunction", 0) for k in measured_fetches) / (len(measured_fetches) * n)
     cycle = {name: {"fetches": n, "requests": phases[name].tally.total(),
@@ -819,10 +833,10 @@ def parses(pop: Population) -> float:
 
 
 def sightings_due_share(pop: Population, refresh: float) -> float:
-    """The share of those parses that find their unchanged entries' sightings due: all of them
-    when a source is parsed less often than its sightings are refreshed."""
+    """The share of those parses that find their unchanged entries' sightings due, the parses
+    evenly spaced: the first parse once `refresh` has passed, so one in ceil(refresh / gap)."""
     n = parses(pop)
-    return min(1.0, MONTH_SECONDS / (refresh * n)) if n else 0.0
+    return 1 / math.ceil(refresh * n / MONTH_SECONDS) if n else 0.0
 
 
 def pace_scan_rru(units: Units, sources: int) -> float:
@@ -833,11 +847,12 @@ def pace_scan_rru(units: Units, sources: int) -> float:
 
 def storage_gb(units: Units, pop: Population, sources: int) -> tuple[float, float]:
     """(DynamoDB GB, S3 GB) held: sources, a month of entries and their collection copies
-    (EntryRetentionDays 30), three rendered formats per source, a month of raw payloads
-    (RawRetentionDays 30: every 200 stores one)."""
+    (EntryRetentionDays 30), a month of raw payloads (RawRetentionDays 30: every 200 with other
+    bytes stores one) and of taps (an entry's item's size a line). The rendered objects, the
+    aggregate's and the collections', do not grow with the sources."""
     s = units.sizes
     dynamodb = sources * (s["source_item"] + pop.new_entries * (s["entry_item"] + s["collection_entry_item"]))
-    s3 = sources * (3 * s["rendered_object"] + parses(pop) * s["raw_payload"])
+    s3 = sources * (parses(pop) * s["raw_payload"] + pop.new_entries * s["entry_item"])
     return dynamodb / 1e9, s3 / 1e9
 
 
@@ -917,6 +932,7 @@ def report(units: Units, pop: Population, options: Options) -> dict:
                             "custom_metrics": options.custom_metrics, "access_log_bytes": ACCESS_LOG_BYTES,
                             "origin_seconds": ORIGIN_SECONDS, "esm_receives_per_minute": ESM_IDLE_RECEIVES_PER_MINUTE,
                             "reader_not_modified_share": READER_NOT_MODIFIED_SHARE,
+                            "reader_source_feed_share": READER_SOURCE_FEED_SHARE,
                             "reader_body_bytes": READER_BODY_BYTES, "memory_mb": units.memory},
             "sizes": units.sizes, "cycle": units.cycle, "jobs": units.jobs, "bills": bills, "idle": idle,
             "targets": {"10k_under_5_usd": holds, "idle_beyond_storage": idle_extra}}

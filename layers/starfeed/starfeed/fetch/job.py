@@ -276,11 +276,12 @@ def _outcome(source: Source, result: FetchResult, now: float, settings: Settings
     if ingested.error:
         return FetchOutcome(result.status, error=ingested.error), None
     # The same bytes are still read, for what only the document says (its ttl and skip windows,
-    # its hub): parsing costs CPU alone; its entries, stored already, are not read or written.
+    # its hub): parsing costs CPU alone; its entries, stored already, are not read or written, and
+    # its posts, counted already, are not counted again (the rhythm's hours would grow each time).
     return FetchOutcome(result.status, not_modified=same_document, ttl_minutes=ingested.ttl_minutes,
                         fresh_for=freshness(result.headers, now, settings.max_interval),
                         skip_hours=ingested.skip_hours, skip_days=ingested.skip_days,
-                        publications=ingested.publications), ingested
+                        publications=() if same_document else ingested.publications), ingested
 
 
 def _record(source: Source, result: FetchResult, outcome: FetchOutcome, raw_ref: dict | None,

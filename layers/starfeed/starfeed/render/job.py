@@ -106,10 +106,15 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
     kind, name = target_parts(target)
     if kind == "s":
         source = storage.sources.get(name)
+        rendered_before = [f"{target}.{extension}" for extension, _ in FORMATS.values()]
         if source is not None and source.live:
+            # A copy an older starfeed rendered would go stale in the bucket (and on a CDN in
+            # front of it): gone at its source's next change. A HEAD costs what a GET does.
+            if storage.blobs.has_feed(rendered_before[0]):
+                storage.blobs.delete_feeds(rendered_before)
             return "announced"
         # Unsubscribed means unpublished: no copy an older starfeed rendered stays in the bucket.
-        storage.blobs.delete_feeds([f"{target}.{extension}" for extension, _ in FORMATS.values()])
+        storage.blobs.delete_feeds(rendered_before)
         log.info("renderer: %s unpublished: its source is %s", target,
                  "purged" if source is None else "removed" if source.deleted_at else "disabled")
         return "unpublished"

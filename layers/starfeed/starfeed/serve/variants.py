@@ -55,7 +55,7 @@ def paged_feed(storage: Storage, target: str, before: str | None, after: str | N
         page = feed_page(storage, target, time.time(), before, source=source, after=after)
         return page[:2] if page else None
 
-    return _built(make, lambda entries: _newest(entries, None))
+    return _built(make, lambda entries: _newest(entries, source))
 
 
 def _built(make: Callable[[], tuple[FeedMeta, list[Entry]] | None],
@@ -84,6 +84,6 @@ def _built(make: Callable[[], tuple[FeedMeta, list[Entry]] | None],
 def _newest(entries: list[Entry], source: Source | None) -> float:
     stamps = [e.first_seen for e in entries] + [(e.analyzer_result or {}).get("analyzed_at") or "" for e in entries]
     newest = max((s for s in stamps if s), default=None)
-    if newest is None:
-        return float((source.last_success_at or source.created_at) if source else 0) or time.time()
+    if newest is None:  # an empty page: a time that stays, so the same (no) items make the same bytes
+        return float(source.created_at if source else 0) or time.time()
     return epoch_of(newest)

@@ -78,12 +78,17 @@ class Blobs:
         try:
             yield
         finally:
-            batch, self._tap_batch = self._tap_batch, None
-            for day, lines in batch.items():
-                try:
-                    self._write_tap(day, lines)
-                except Exception:  # noqa: BLE001
-                    log.exception("%d tapped entries of %s not written", len(lines), day)
+            self.flush_taps()
+            self._tap_batch = None
+
+    def flush_taps(self) -> None:
+        """Write the batch's taps so far (before an invocation may run out of time)."""
+        batch, self._tap_batch = self._tap_batch, ({} if self._tap_batch is not None else None)
+        for day, lines in (batch or {}).items():
+            try:
+                self._write_tap(day, lines)
+            except Exception:  # noqa: BLE001
+                log.exception("%d tapped entries of %s not written", len(lines), day)
 
     def _write_tap(self, day: str, lines: list[str]) -> None:
         self._s3.put_object(Bucket=self._settings.raw_bucket, Key=f"{TAP_PREFIX}dt={day}/{uuid.uuid4().hex}.ndjson",
@@ -105,15 +110,27 @@ class Blobs:
     def get_raw_fetch(self, record_key: str) -> tuple[dict, bytes] | None:
         """A fetch's record (status, headers, when) and its body, as stored; None when there is no
         such fetch (never stored, or expired)."""
+        stored = self._raw_object(record_key)
+        if stored is None:
+            return self._legacy_raw_fetch(record_key)
+        line, _, body = stored.partition(b"\n")  # JSON escapes every newline inside the record
+        return json.loads(line), body
+
+    def _legacy_raw_fetch(self, record_key: str) -> tuple[dict, bytes] | None:
+        """A fetch stored before a fetch was one object: its record, fetches/<id>.json, names its
+        content-addressed body. Read until they expire, RawRetentionDays after the upgrade."""
+        record = self._raw_object(record_key.removesuffix(".raw") + ".json") if record_key.endswith(".raw") else None
+        body = self._raw_object(json.loads(record)["body_key"]) if record is not None else None
+        return (json.loads(record), body) if body is not None else None
+
+    def _raw_object(self, key: str) -> bytes | None:
         try:
-            stored = self._s3.get_object(Bucket=self._settings.raw_bucket, Key=record_key)["Body"].read()
+            return self._s3.get_object(Bucket=self._settings.raw_bucket, Key=key)["Body"].read()
         except ClientError as exc:
             # Without s3:ListBucket, S3 answers a missing key with AccessDenied.
             if exc.response["Error"]["Code"] in ("NoSuchKey", "AccessDenied", "404", "403"):
                 return None
             raise
-        line, _, body = stored.partition(b"\n")  # JSON escapes every newline inside the record
-        return json.loads(line), body
 
     # Rendered feeds ------------------------------------------------------------------------
 
@@ -138,7 +155,8 @@ class Blobs:
         try:
             self._s3.head_object(Bucket=self._settings.feeds_bucket, Key=key)
         except ClientError as exc:
-            if exc.response["Error"]["Code"] in ("404", "NoSuchKey", "NotFound"):
+            # Without s3:ListBucket, S3 answers a missing key with 403.
+            if exc.response["Error"]["Code"] in ("404", "NoSuchKey", "NotFound", "403", "AccessDenied"):
                 return False
             raise
         return True

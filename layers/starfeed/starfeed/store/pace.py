@@ -56,7 +56,8 @@ class PaceStore:
                                                         ":leased": {"N": str(leased)}})
 
     def _run_item(self) -> dict:
-        return self._db.get_item(TableName=self._table, Key={"day": {"S": RUN_KEY}}).get("Item") or {}
+        return self._db.get_item(TableName=self._table, Key={"day": {"S": RUN_KEY}},
+                                 ConsistentRead=True).get("Item") or {}
 
     def last_run(self) -> dict | None:
         """{at, due, leased} of the last scheduler run; None before the first."""
