@@ -11,11 +11,11 @@ from starfeed.settings import Settings
 
 
 def star(event_id: int, actor: int = 7) -> Event:
-    return Event(event_id, "WatchEvent", actor, f"user{actor}")
+    return Event(event_id, "WatchEvent", actor)
 
 
 def push(event_id: int, actor: int = 7) -> Event:
-    return Event(event_id, "PushEvent", actor, f"user{actor}")
+    return Event(event_id, "PushEvent", actor)
 
 
 def test_events_are_read_from_github_s_shape_and_hostile_items_are_dropped():
@@ -28,8 +28,8 @@ def test_events_are_read_from_github_s_shape_and_hostile_items_are_dropped():
         {"id": "5", "type": "WatchEvent", "actor": {"id": 2, "login": "b"}, "payload": {"action": "stopped"}},
         "a string", {"type": 3}])
     events = events_of(body.encode())
-    assert events[0] == Event(22249084964, "WatchEvent", 583231, "octocat") and events[0].is_star
-    assert events[1] == Event(22249084963, "PushEvent", None, None)  # a bool is no id, a path no login
+    assert events[0] == Event(22249084964, "WatchEvent", 583231) and events[0].is_star
+    assert events[1] == Event(22249084963, "PushEvent", None)  # a bool is no id
     assert not events[2].is_star and len(events) == 3
 
 

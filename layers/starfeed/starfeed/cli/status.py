@@ -10,6 +10,7 @@ from starfeed import status
 from starfeed.cli.common import ago, connect, span
 from starfeed.cli.github import rate_text
 from starfeed.render.html import github_notice
+from starfeed.store.hosts import pause_in
 
 
 def add_commands(commands) -> None:
@@ -48,10 +49,9 @@ def _status(args) -> None:
                      for s in sources)
     print("sources: " + (", ".join(f"{n:,} {state}" for state, n in states.most_common()) or "none"))
 
-    host = storage.settings.github_host
-    pause = github_notice(storage.hosts.pause_of(host, now))
-    print(f"GitHub rate limit: {rate_text(storage.hosts.state(host).get('rate_limit'), now)}"
-          + (f"; {pause}" if pause else ""))
+    github = storage.hosts.state(storage.settings.github_host)  # one read: the pause and the rate limit
+    pause = github_notice(pause_in(github, now))
+    print(f"GitHub rate limit: {rate_text(github.get('rate_limit'), now)}" + (f"; {pause}" if pause else ""))
 
     run = storage.pace.last_run()
     print("scheduler: " + (f"last run {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(run['at']))} "

@@ -89,7 +89,6 @@ class Event:
     event_id: int  # GitHub's ids grow with time: a larger id is a later event
     kind: str  # WatchEvent, PushEvent, ...
     actor_id: int | None
-    actor_login: str | None
 
     @property
     def is_star(self) -> bool:
@@ -98,8 +97,8 @@ class Event:
 
 def events_of(body: bytes) -> list[Event]:
     """A page of /users/{login}/received_events. A star is a WatchEvent (payload.action
-    "started"); an event without a numeric id is skipped, an actor without a valid id or login
-    kept without it."""
+    "started"); an event without a numeric id is skipped, an actor without a valid id kept
+    without it (the follow list names accounts by id)."""
     events = []
     for item in _array(body):
         if not isinstance(item, dict) or not isinstance(item.get("type"), str):
@@ -116,8 +115,7 @@ def events_of(body: bytes) -> list[Event]:
         if kind == "WatchEvent" and payload.get("action") not in (None, "started"):
             kind = "WatchEvent:" + str(payload.get("action"))[:50]
         actor_id = actor.get("id") if isinstance(actor.get("id"), int) and not isinstance(actor.get("id"), bool) else None
-        login = actor.get("login") if isinstance(actor.get("login"), str) and LOGIN.fullmatch(actor["login"]) else None
-        events.append(Event(event_id, kind, actor_id, login))
+        events.append(Event(event_id, kind, actor_id))
     return events
 
 

@@ -31,10 +31,7 @@ class Hosts:
 
     def pause_of(self, host: str, now: float) -> dict | None:
         """{until, reason, stopped} while the host is paused, else None."""
-        state = self.state(host)
-        if state.get("paused_until", 0) <= now:
-            return None
-        return {"until": state["paused_until"], "reason": state["reason"], "stopped": state["stopped"]}
+        return pause_in(self.state(host), now)
 
     def clear_pause(self, host: str) -> None:
         H = self._records.Host
@@ -70,3 +67,10 @@ class Hosts:
             return {}
         return {"paused_until": record.paused_until, "reason": record.reason, "stopped": bool(record.stopped),
                 "rate_limit": record.rate_limit}
+
+
+def pause_in(state: dict, now: float) -> dict | None:
+    """A host's pause, from its state (Hosts.state), while it lasts: {until, reason, stopped}."""
+    if state.get("paused_until", 0) <= now:
+        return None
+    return {"until": state["paused_until"], "reason": state["reason"], "stopped": state["stopped"]}
