@@ -14,7 +14,7 @@ from collections import Counter
 
 from starfeed import observe
 from starfeed.fetch.github import GitHub, Read, TimelineRead, Verdict, read_following, read_stars, read_timeline, whoami
-from starfeed.fetch.record import apply_decision, publish_new, remember_fetch, store_raw, tap_new
+from starfeed.fetch.record import apply_decision, fetch_fields, publish_new, remember_fetch, store_raw, tap_new
 from starfeed.fetch.stage import StageFailed, stage
 from starfeed.following import uncover_all
 from starfeed.model import FetchOutcome, Kind, Source, Status, source_id_for
@@ -25,7 +25,6 @@ from starfeed.schedule.github import REJECTED_PAUSE, decide_github, readable_sta
 from starfeed.schedule.tick import send_now
 from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES, github_timeline_source, github_user_key, github_user_source
 from starfeed.store import Storage
-from starfeed.urlpolicy import redact
 
 log = logging.getLogger(__name__)
 
@@ -89,28 +88,17 @@ def fetch_github(storage: Storage, source: Source, before: Source, lease: float 
                            not_modified=read.verdict.kind == "not-modified",
                            error=read.verdict.reason if read.verdict.kind not in ("ok", "not-modified") else None,
                            retry_after=read.verdict.until - now if read.verdict.until else None)
-    fields = _fields(source, before, outcome, new, read, github, latency_ms)
+    # Seed 003 §4.9's fields, as a feed's fetch logs them, plus the requests made and the rate
+    # limit left. Never the token: GitHub's URLs carry none.
+    fields = fetch_fields(source, before, outcome.http_status, outcome, new, 0)
+    fields.update(bytes_in=sum(len(page.body or b"") for page in read.pages), latency_ms=latency_ms,
+                  requests=github.requests, rate_remaining=github.rate["remaining"] if github.rate else None)
     observe.fetched(fields)
     log.info("fetcher: %s -> %s in %d request(s), %d new, next %s (%s)%s", source.url,
              last.status if last else "no request", github.requests, new,
              f"in {int(source.next_check_at - now)}s" if source.next_check_at else "never",
              source.reason, f": {read.verdict.reason}" if read.verdict.reason else "", extra=fields)
     return outcome
-
-
-def _fields(source: Source, before: Source, outcome: FetchOutcome, new: int, read: Read, github: GitHub,
-            latency_ms: int) -> dict:
-    """Seed 003 §4.9's fields of the fetch's log line, as a feed's fetch logs them (fetch/job.py),
-    plus the requests made and the rate limit left. Never the token: GitHub's URLs carry none."""
-    return {"feed_id": source.source_id, "url": redact(source.url), "host": source.host, "kind": source.kind,
-            "decision_reason": source.reason, "http_status": outcome.http_status,
-            "interval_before": before.interval, "interval_after": source.interval,
-            "ewma_interval": round(source.ewma_interarrival) if source.ewma_interarrival else None,
-            "new_entries": new, "not_modified": bool(outcome.not_modified), "retries": 0,
-            "error": outcome.error, "status_class": observe.status_class(outcome.http_status, outcome.error),
-            "bytes_in": sum(len(page.body or b"") for page in read.pages), "compression_ratio": None,
-            "latency_ms": latency_ms, "requests": github.requests,
-            "rate_remaining": github.rate["remaining"] if github.rate else None}
 
 
 def _apply_following(storage: Storage, following: Source, read: Read, now: float) -> None:

@@ -14,7 +14,7 @@ from starfeed.fetch import robots
 from starfeed.fetch.github_job import fetch_github
 from starfeed.fetch.headers import freshness
 from starfeed.fetch.http import FetchResult, fetch
-from starfeed.fetch.record import apply_decision, publish_new, remember_fetch, store_raw, tap_new
+from starfeed.fetch.record import apply_decision, fetch_fields, publish_new, remember_fetch, store_raw, tap_new
 from starfeed.fetch.stage import StageFailed, describe, stage
 from starfeed.model import GITHUB_KINDS, FetchOutcome, Kind, Pace, Source, Status
 from starfeed.parse.ingest import Ingested, ingest
@@ -126,19 +126,6 @@ def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float |
              f"in {int(source.next_check_at - now)}s" if source.next_check_at else "never",
              source.reason, f": {outcome.error}" if outcome.error else "", extra=fields)
     return outcome
-
-
-def fetch_fields(source: Source, before: Source, http_status: int | None, outcome: FetchOutcome, new: int,
-                 retries: int) -> dict:
-    """Seed 003 §4.9's fields of a fetch's log line (and what its metrics are made of): the URL
-    redacted as every public view shows it; never a credential, a token or a secret."""
-    return {"feed_id": source.source_id, "url": redact(source.url), "host": source.host, "kind": source.kind,
-            "decision_reason": source.reason, "http_status": http_status,
-            "interval_before": before.interval, "interval_after": source.interval,
-            "ewma_interval": round(source.ewma_interarrival) if source.ewma_interarrival else None,
-            "new_entries": new, "not_modified": bool(outcome.not_modified), "retries": retries,
-            "error": outcome.error, "status_class": observe.status_class(http_status, outcome.error),
-            "bytes_in": 0, "compression_ratio": None, "latency_ms": None}
 
 
 def _store(storage: Storage, source: Source, ingested: Ingested, raw_ref: dict | None,

@@ -9,9 +9,10 @@ import logging
 import uuid
 from dataclasses import asdict
 
+from starfeed import observe
 from starfeed.fetch.http import FetchResult
 from starfeed.fetch.stage import describe
-from starfeed.model import SUCCEEDED_BY_STATUS, Entry, Source
+from starfeed.model import SUCCEEDED_BY_STATUS, Entry, FetchOutcome, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.schedule.decide import Decision
 from starfeed.settings import Settings
@@ -93,3 +94,16 @@ def apply_decision(source: Source, decision: Decision, now: float, settings: Set
     source.hour_counts = list(decision.hour_counts)
     if decision.tier is not None:
         source.tier = decision.tier
+
+
+def fetch_fields(source: Source, before: Source, http_status: int | None, outcome: FetchOutcome, new: int,
+                 retries: int) -> dict:
+    """Seed 003 §4.9's fields of a fetch's log line (and what its metrics are made of): the URL
+    redacted as every public view shows it; never a credential, a token or a secret."""
+    return {"feed_id": source.source_id, "url": redact(source.url), "host": source.host, "kind": source.kind,
+            "decision_reason": source.reason, "http_status": http_status,
+            "interval_before": before.interval, "interval_after": source.interval,
+            "ewma_interval": round(source.ewma_interarrival) if source.ewma_interarrival else None,
+            "new_entries": new, "not_modified": bool(outcome.not_modified), "retries": retries,
+            "error": outcome.error, "status_class": observe.status_class(http_status, outcome.error),
+            "bytes_in": 0, "compression_ratio": None, "latency_ms": None}
