@@ -32,7 +32,8 @@ class Listener:
         self.sock = socket.create_server((host, port))
         self.host, self.port = self.sock.getsockname()[:2]
         self.accepted = 0
-        threading.Thread(target=self._serve, daemon=True).start()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
 
     def _serve(self) -> None:
         while True:
@@ -45,7 +46,14 @@ class Listener:
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nsecret")
 
     def close(self) -> None:
+        # close() alone may leave the port bound while _serve's accept() waits on it (the next
+        # test's listener, on the same port, then failed with "Address already in use").
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
+        self._thread.join(timeout=5)
 
 
 class FakeDNS:
