@@ -67,3 +67,15 @@ def test_a_wait_shorter_than_the_scheduler_s_period_is_held_to_the_period():
     timeline = source(last_fetch_at=NOW - 60, next_check_at=NOW)  # a one-minute wait
     assert on_time(timeline, NOW + 240, PERIOD) is True  # polled by the next run, 5 minutes on
     assert on_time(timeline, NOW + 541, PERIOD) is False
+
+
+def test_records_without_an_outcome_read_it_from_their_status_and_hand_edited_ones_break_nothing():
+    from starfeed.model import outcome_of
+
+    assert outcome_of({"status": 304}) == "not-modified" and outcome_of({"status": 200}) == "ok"
+    assert outcome_of({"status": [304]}) == "-" and outcome_of("not a record") == "-"
+    at = rfc3339(NOW - 3600)
+    measured = slos([source([{"at": at, "status": 304}, {"at": at, "status": 200},
+                             {"at": at, "status": {"x": 1}}])], NOW, PERIOD)
+    assert measured.fetches == 3 and measured.failed_ours == 0  # "-" is no stage of ours
+    assert measured.error_share == 0.0

@@ -79,8 +79,11 @@ SUCCEEDED_BY_STATUS = {200: Status.OK.value, 304: Status.NOT_MODIFIED.value}
 
 
 def outcome_of(fetch: dict) -> str:
-    """A remembered fetch's outcome ("-" when nothing says it)."""
-    return str(fetch.get("outcome") or SUCCEEDED_BY_STATUS.get(fetch.get("status"), "-"))
+    """A remembered fetch's outcome ("-" when nothing says it, as in a record edited by hand)."""
+    if not isinstance(fetch, dict):
+        return "-"
+    status = fetch.get("status")
+    return str(fetch.get("outcome") or (SUCCEEDED_BY_STATUS.get(status) if isinstance(status, int) else None) or "-")
 
 
 @dataclass

@@ -53,6 +53,10 @@ def _fetches_named(lines: bytes) -> set[str]:
     """The fetches whose bytes the tapped entries came from (their raw_refs)."""
     out = set()
     for line in lines.splitlines():
-        refs = json.loads(line).get("raw_refs") or []
-        out |= {str(ref["fetch_id"]) for ref in refs if isinstance(ref, dict) and ref.get("fetch_id")}
+        try:
+            entry = json.loads(line)
+        except ValueError:  # a line that is not one (an object edited by hand) is exported as it is
+            continue
+        refs = entry.get("raw_refs") if isinstance(entry, dict) else None
+        out |= {str(ref["fetch_id"]) for ref in refs or [] if isinstance(ref, dict) and ref.get("fetch_id")}
     return out

@@ -119,9 +119,14 @@ class Blobs:
     def _legacy_raw_fetch(self, record_key: str) -> tuple[dict, bytes] | None:
         """A fetch stored before a fetch was one object: its record, fetches/<id>.json, names its
         content-addressed body. Read until they expire, RawRetentionDays after the upgrade."""
-        record = self._raw_object(record_key.removesuffix(".raw") + ".json") if record_key.endswith(".raw") else None
-        body = self._raw_object(json.loads(record)["body_key"]) if record is not None else None
-        return (json.loads(record), body) if body is not None else None
+        stored = self._raw_object(record_key.removesuffix(".raw") + ".json") if record_key.endswith(".raw") else None
+        try:
+            record = json.loads(stored) if stored is not None else None
+        except ValueError:
+            return None
+        body_key = record.get("body_key") if isinstance(record, dict) else None
+        body = self._raw_object(body_key) if isinstance(body_key, str) else None
+        return (record, body) if body is not None else None
 
     def _raw_object(self, key: str) -> bytes | None:
         try:

@@ -59,16 +59,6 @@ class Sources:
         except DoesNotExist:
             return None
 
-    def enabled(self, source_id: str) -> bool | None:
-        """Whether the source is enabled; None when there is no such source, or it was removed
-        (`source remove` soft-deletes it until `source restore`). One small read."""
-        try:
-            record = self._records.Source.get(source_id, consistent_read=True,
-                                              attributes_to_get=["enabled", "deleted_at"])
-        except DoesNotExist:
-            return None
-        return None if record.deleted_at is not None else bool(record.enabled)
-
     def find_by_url(self, url: str) -> Source | None:
         for key in self._records.Source.by_url.query(url, limit=1):
             return self.get(key.source_id)
