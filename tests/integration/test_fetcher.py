@@ -194,3 +194,5 @@ def test_a_payload_stored_before_a_fetch_was_one_object_is_still_read(stack, sto
     record, body = storage.blobs.get_raw_fetch(raw_fetch_key(fetch_id))
     assert body == b"<rss>stored before</rss>" and record["http_status"] == 200
     assert storage.blobs.get_raw_fetch(raw_fetch_key("f" * 32)) is None
+    s3.put_object(Bucket=bucket, Key=raw_fetch_key("e" * 32), Body=b"not a record\n<rss/>")  # replaced by hand
+    assert storage.blobs.get_raw_fetch(raw_fetch_key("e" * 32)) is None

@@ -114,7 +114,11 @@ class Blobs:
         if stored is None:
             return self._legacy_raw_fetch(record_key)
         line, _, body = stored.partition(b"\n")  # JSON escapes every newline inside the record
-        return json.loads(line), body
+        try:
+            record = json.loads(line)
+        except ValueError:  # not one we wrote (an object replaced by hand): no payload to show
+            return None
+        return (record, body) if isinstance(record, dict) else None
 
     def _legacy_raw_fetch(self, record_key: str) -> tuple[dict, bytes] | None:
         """A fetch stored before a fetch was one object: its record, fetches/<id>.json, names its
