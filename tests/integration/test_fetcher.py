@@ -6,7 +6,9 @@ import time
 from origin import Reply, rss
 from starfeed.cli import main
 from starfeed.fetch.job import fetch_source
+from starfeed.local.aws_calls import observed
 from starfeed.model import outcome_of
+from starfeed.store.digest import DIGEST_UID
 
 
 def subscribe(storage, url, **options):
@@ -84,9 +86,47 @@ def test_an_entry_is_rewritten_at_most_the_configured_number_of_times(stack, sto
     finally:
         object.__setattr__(storage.settings, "max_rewrites", limits[0])
         object.__setattr__(storage.settings, "sighting_refresh", limits[1])
-    (stored,) = storage.entries.recent(source.source_id, 10)
+    (stored,) = storage.entry_lists.of_feed(source.source_id, 10).entries  # as the REST API reads it
     assert stored.title == "It is 2 o'clock"  # the first version and two rewrites
-    assert stored.seen_count == 4  # the later fetches still count as sightings
+    assert stored.seen_count == 6  # the fetches that rewrote it, or no longer could, are sightings too
+
+
+def test_a_documents_sighting_is_one_digest_write_and_stays_with_an_entry_that_leaves(stack, storage, origin):
+    url = origin.serve("/sighted.xml", Reply(200, rss(("s1", "One"), ("s2", "Two"), title="A")),
+                       Reply(200, rss(("s1", "One"), ("s2", "Two"), title="B")),  # other bytes, the same items
+                       Reply(200, rss(("s2", "Two"), title="C")))
+    source = subscribe(storage, url)
+    entries_table = storage.settings.entries_table
+    calls = []
+
+    def sightings():
+        return {e.entry_uid: (e.seen_count, e.last_seen) for e in
+                storage.entry_lists.of_feed(source.source_id, 10).entries}  # as the REST API reads them
+
+    refresh = storage.settings.sighting_refresh
+    object.__setattr__(storage.settings, "sighting_refresh", 0)  # every sighting is written
+    try:
+        fetch_now(storage, source)
+        first = sightings()
+        time.sleep(1.1)  # the next sighting falls in a later second
+        with observed(lambda service, op, params: calls.append((op, params)) if service == "dynamodb" else None):
+            fetch_now(storage, source)
+        second = sightings()
+        fetch_now(storage, source)
+    finally:
+        object.__setattr__(storage.settings, "sighting_refresh", refresh)
+    read = [key["entry_uid"]["S"] for op, params in calls if op == "BatchGetItem"
+            for key in params["RequestItems"].get(entries_table, {}).get("Keys", [])]
+    written = [op for op, params in calls if params.get("TableName") == entries_table or entries_table in
+               params.get("RequestItems", {})]
+    assert read == [DIGEST_UID]  # the entries themselves were not read
+    assert written.count("PutItem") == 1 and "UpdateItem" not in written and "BatchWriteItem" not in written
+    assert {uid: count for uid, (count, _) in first.items()} == {"s1": 1, "s2": 1}
+    assert {uid: count for uid, (count, _) in second.items()} == {"s1": 2, "s2": 2}
+    assert second["s1"][1] > first["s1"][1]
+    # s1 left the feed: its sightings stay with it, s2's go on.
+    assert sightings() == {"s1": second["s1"], "s2": (3, sightings()["s2"][1])}
+    storage.sources.delete(source.source_id)  # its origin closes with the test
 
 
 def run(capsys, *argv):

@@ -85,8 +85,10 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
     ssm.put_parameter(Name="/starfeed/github-token", Value=sim.token, Type="SecureString", Overwrite=True)
     with recording(stack) as used:
         hour_ago = time.time() - 3600
-        kept = add_source(storage, origin.serve("/iam-kept.xml", Reply(200, rss(("i1", "Kept")))),
-                          hour_ago, ["iam"])[0]
+        # Seen, seen again, then gone from its feed: its sightings move from the digest to its item.
+        kept = add_source(storage, origin.serve("/iam-kept.xml", Reply(200, rss(("i1", "Kept"))),
+                                                Reply(200, rss(("i1", "Kept"), ("i6", "Later"))),
+                                                Reply(200, rss(("i6", "Later")))), hour_ago, ["iam"])[0]
         removed = add_source(storage, origin.serve("/iam-removed.xml", Reply(200, rss(("i2", "Gone")))),
                              hour_ago)[0]
         # Another host, whose 429 pauses it; and the pace, stepped again by the first run.
@@ -101,8 +103,9 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         for _ in range(3):  # the follow list, then its accounts' stars
             stack.run_cycle()
         assert main(["github", "sync"]) == 0  # a follow list whose accounts are known already
-        make_due(storage, kept.source_id)  # a feed seen again: its entry's sighting is written
-        stack.run_cycle()
+        for _ in range(2):
+            make_due(storage, kept.source_id)
+            stack.run_cycle()
         # A star the received-events timeline shows: its account is leased and queued at once.
         account, now = next(iter(sim.accounts.values())), time.time()
         starred_at = next(t for t in range(int(now) - 120, int(now) - 60)

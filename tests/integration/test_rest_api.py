@@ -132,6 +132,7 @@ def test_errors_are_problems_a_person_can_act_on(stack, api_url, openapi):
              ("GET", f"{V1}/feeds?limit=0", {}, 422, "query.limit"),
              ("GET", f"{V1}/feeds?cursor=bm9wZQ", {}, 400, "cursor is not a cursor of this list"),
              ("GET", f"{V1}/entries/no-such-entry", {}, 404, "no stored entry has this uid"),
+             ("GET", f"{V1}/entries/%01digest", {}, 404, "no stored entry has this uid"),  # a source's digest
              ("GET", f"{V1}/raw/{'0' * 32}", {}, 404, "no raw payload"),
              ("POST", f"{V1}/feeds", {"json": {"url": "ftp://example.org/feed"}}, 422, "not an http(s) URL"),
              ("POST", f"{V1}/feeds", {"json": {"url": "http://x.test/f", "surprise": 1}}, 422, "body.surprise"),

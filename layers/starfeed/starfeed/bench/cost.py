@@ -561,15 +561,15 @@ def measure(sources: int = SOURCES) -> dict:
 
 
 def _age_sightings(table_name: str, seconds: float) -> None:
-    """Every stored entry last seen `seconds` ago: moto's items, changed in this process, so no
-    request is counted."""
+    """Every source's entry digest (store/digest.py) last sighted `seconds` ago: moto's items,
+    changed in this process, so no request is counted."""
     from moto.dynamodb.models.dynamo_type import DynamoType
 
     table = _Moto().table(table_name)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - seconds))
     for item in table.all_items() if table else []:
-        if "last_seen" in item.attrs:
-            item.attrs["last_seen"] = DynamoType({"S": stamp})
+        if "sighted_at" in item.attrs:
+            item.attrs["sighted_at"] = DynamoType({"S": stamp})
 
 
 def pace_cpu_per_source(count: int = 5000) -> float:

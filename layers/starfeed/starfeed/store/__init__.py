@@ -60,7 +60,7 @@ class Storage:
     def entry_lists(self) -> "EntryLists":
         from starfeed.store.entry_lists import EntryLists
 
-        return EntryLists(self.records, self.settings)
+        return EntryLists(self.records, self.settings, self.entries.digests)
 
     @cached_property
     def collections(self) -> "Collections":

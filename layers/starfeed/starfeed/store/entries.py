@@ -9,10 +9,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
+from pynamodb.exceptions import UpdateError
 from pynamodb.transactions import TransactWrite
 
 from starfeed.model import Entry, Source
 from starfeed.settings import Settings
+from starfeed.store.digest import DIGEST_UID, Digest
 from starfeed.store.records import (DAY, collection_entry_record, entry_of, entry_problem, entry_record,
                                     sort_key_of)
 
@@ -58,34 +60,37 @@ class Entries:
 
         Writes follow changes: a new entry is written (with a copy per collection), a changed one
         rewritten, at most settings.max_rewrites times so a feed that puts a clock in its content
-        cannot churn; an unchanged one costs no write, except that its sighting (last_seen,
-        seen_count) is brought up to date once per settings.sighting_refresh. An entry DynamoDB
-        would refuse is left out with the reason; the others are stored."""
+        cannot churn; an unchanged one costs no write. A document's sighting (sightings=False:
+        an archive page's are none) is recorded once per settings.sighting_refresh, in the
+        source's digest (store/digest.py), which also spares reading the entries it holds
+        unchanged. An entry DynamoDB would refuse is left out with the reason; the others are
+        stored."""
         refused = [(n, problem) for n, e in enumerate(entries, start=1) if (problem := entry_problem(e))]
         entries = [e for n, e in enumerate(entries, start=1) if n not in dict(refused)]
         if not entries:
             return Upserted([], refused)
         E = self._records.Entry
         feed_id = entries[0].feed_id
+        digest = self.digests([feed_id]).get(feed_id, Digest()) if sightings else Digest()
+        unread = [(feed_id, e.entry_uid) for e in entries if not digest.unchanged(e)]
         existing = {r.entry_uid: r for r in E.batch_get(
-            [(feed_id, e.entry_uid) for e in entries],
-            attributes_to_get=["entry_uid", "content_hash", "first_seen", "rewrite_count", "last_seen", "sort_key",
-                               "analyzer_result"])}
-        new, changed, stale_copies, sighted = [], [], [], []
-        refresh_before = _stamp(now - self.settings.sighting_refresh)
+            unread, attributes_to_get=["entry_uid", "content_hash", "first_seen", "rewrite_count", "seen_count",
+                                       "sort_key", "analyzer_result"])} if unread else {}
+        new, changed, stale_copies = [], [], []
         for entry in entries:
             old = existing.get(entry.entry_uid)
+            if digest.unchanged(entry):
+                continue
             if old is None:
                 new.append((entry, 0))
             elif old.content_hash != entry.content_hash and old.rewrite_count < self.settings.max_rewrites:
                 entry.first_seen = old.first_seen
+                entry.seen_count = int(old.seen_count) + 1
                 # Its analysis stays (seed 004 analyzes new items): a rewrite costs no analyzer call.
                 entry.analyzer_result = old.analyzer_result
                 changed.append((entry, int(old.rewrite_count) + 1))
                 if old.sort_key != sort_key_of(entry):
                     stale_copies.append(old.sort_key)
-            elif (old.last_seen or "") <= refresh_before:
-                sighted.append(entry.entry_uid)
         if announce is not None and new:
             announce([entry for entry, _ in new])
         C = self._records.CollectionEntry
@@ -98,11 +103,34 @@ class Entries:
                     batch.save(collection_entry_record(self._records, collection, entry, self.settings))
                 for sort_key in stale_copies:
                     batch.delete(C(collection, sort_key))
-        seen = entries[0].last_seen
-        for uid in sighted if sightings else ():  # an archive walk's are not sightings of the feed
-            E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])
+        if sightings and digest.due(_stamp(now - self.settings.sighting_refresh)):
+            self._sight(feed_id, digest, entries, {uid: int(r.seen_count) for uid, r in existing.items()})
         self._note_old_days([entry for entry, _ in new + changed])
         return Upserted([entry for entry, _ in new], refused)
+
+    def _sight(self, feed_id: str, digest: Digest, entries: list[Entry], stored: dict[str, int]) -> None:
+        """A document's sighting: its digest rewritten, after the entries that left it got their
+        sightings in their own items (an entry expired meanwhile is not written back) and the
+        entries beyond its room were counted one by one."""
+        E = self._records.Entry
+        seen = entries[0].last_seen
+        after, beyond = digest.sighted(entries, stored, seen)
+        for uid, count in digest.departed(after).items():
+            try:
+                E(feed_id, uid).update(actions=[E.last_seen.set(digest.sighted_at), E.seen_count.set(count)],
+                                       condition=E.entry_uid.exists())
+            except UpdateError as error:
+                if error.cause_response_code != "ConditionalCheckFailedException":
+                    raise
+        for uid in beyond:
+            if uid in stored:
+                E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])
+        self._records.EntryDigest(feed_id, DIGEST_UID, sighted_at=after.sighted_at, held=after.held).save()
+
+    def digests(self, feed_ids) -> dict[str, Digest]:
+        """These sources' entry digests (a source without one is left out)."""
+        keys = [(feed_id, DIGEST_UID) for feed_id in set(feed_ids)]
+        return {r.feed_id: Digest.of(r.sighted_at, r.held) for r in self._records.EntryDigest.batch_get(keys)}
 
     def _note_old_days(self, entries: list[Entry]) -> None:
         """The days of entries dated more than the retention period before they were first seen:

@@ -3,16 +3,19 @@ every feed's in the order they were first stored; one entry by its uid.
 
 Each page reads one entry more than it returns, so it knows whether another follows, and the next
 page starts after its last entry's keys (DynamoDB's ExclusiveStartKey): pages hold every entry
-once, whatever is stored meanwhile."""
+once, whatever is stored meanwhile. Each entry has its sightings as its source's digest holds
+them (store/digest.py)."""
 
 from __future__ import annotations
 
 import calendar
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from starfeed.model import Entry
 from starfeed.settings import Settings
+from starfeed.store.digest import DIGEST_UID, Digest
 from starfeed.store.records import DAY, entry_of, sort_key_of
 
 BATCH_GET_KEYS = 100  # DynamoDB's limit on the keys of one BatchGetItem
@@ -29,8 +32,15 @@ def _start_key(after: dict[str, str] | None) -> dict | None:
 
 
 class EntryLists:
-    def __init__(self, records, settings: Settings):
-        self._records, self.settings = records, settings
+    def __init__(self, records, settings: Settings, digests: Callable[[Iterable[str]], dict[str, Digest]]):
+        self._records, self.settings, self._digests = records, settings, digests
+
+    def _sighted(self, entries: list[Entry]) -> list[Entry]:
+        digests = self._digests({e.feed_id for e in entries}) if entries else {}
+        for entry in entries:
+            if sighting := digests.get(entry.feed_id, Digest()).sighting(entry.entry_uid):
+                entry.last_seen, entry.seen_count = sighting
+        return entries
 
     def of_feed(self, feed_id: str, limit: int, since: str | None = None, until: str | None = None,
                 after: dict[str, str] | None = None) -> EntryPage:
@@ -42,7 +52,7 @@ class EntryLists:
                      else key < until if until else None)
         records = list(E.by_sort_key.query(feed_id, condition, scan_index_forward=False, limit=limit + 1,
                                            last_evaluated_key=_start_key(after)))
-        entries = [entry_of(r) for r in records[:limit]]
+        entries = self._sighted([entry_of(r) for r in records[:limit]])
         last = entries[-1] if len(records) > limit else None
         return EntryPage(entries, last and {"feed_id": last.feed_id, "entry_uid": last.entry_uid,
                                             "sort_key": sort_key_of(last)})
@@ -70,6 +80,8 @@ class EntryLists:
 
     def with_uid(self, entry_uid: str) -> list[Entry]:
         """Every stored copy of this uid (feeds may share one), newest first."""
+        if entry_uid == DIGEST_UID:
+            return []
         keys = [(k.feed_id, k.entry_uid) for k in self._records.Entry.by_uid.query(entry_uid, limit=20)]
         return sorted(self._get(keys), key=lambda e: e.sort_time, reverse=True)
 
@@ -80,4 +92,4 @@ class EntryLists:
             for record in self._records.Entry.batch_get(keys[start:start + BATCH_GET_KEYS]):
                 entry = entry_of(record)
                 found[(entry.feed_id, entry.entry_uid)] = entry
-        return [found[k] for k in keys if k in found]
+        return self._sighted([found[k] for k in keys if k in found])

@@ -19,6 +19,7 @@ from pynamodb.models import Model
 
 from starfeed.model import Entry, Kind, Source, Status
 from starfeed.settings import Settings
+from starfeed.store.digest import DIGEST_UID
 from starfeed.store.limits import ITEM_BYTES, PARTITION_KEY_BYTES, SORT_KEY_BYTES
 
 DAY = 86400
@@ -100,6 +101,14 @@ def build_records(settings: Settings) -> SimpleNamespace:
             KeysOnlyProjection),
     })
 
+    # A source's entry digest (store/digest.py), an item of the entries table without sort_key,
+    # day or seen_day: no index but ByUid (keys only) holds it.
+    EntryDigestRecord = type("EntryDigestRecord", (Model,), {
+        "Meta": _meta(settings.entries_table, settings),
+        "feed_id": UnicodeAttribute(hash_key=True), "entry_uid": UnicodeAttribute(range_key=True),
+        "sighted_at": UnicodeAttribute(), "held": JSONAttribute(),
+    })
+
     # A collection's newest entries, copied when first stored: its feed reads one partition
     # instead of querying every member (c/github has hundreds).
     CollectionEntryRecord = type("CollectionEntryRecord", (Model,), {
@@ -125,7 +134,8 @@ def build_records(settings: Settings) -> SimpleNamespace:
         "robots": JSONAttribute(null=True),  # the host's robots.txt: {status, error, body, at, expires}
         "expires_at": NumberAttribute(),
     })
-    return SimpleNamespace(Source=SourceRecord, Entry=EntryRecord, CollectionEntry=CollectionEntryRecord,
+    return SimpleNamespace(Source=SourceRecord, Entry=EntryRecord, EntryDigest=EntryDigestRecord,
+                           CollectionEntry=CollectionEntryRecord,
                            Membership=MembershipRecord, Host=HostRecord)
 
 
@@ -162,6 +172,8 @@ def entry_of(record) -> Entry:
 def entry_problem(entry: Entry) -> str | None:
     """Why DynamoDB would refuse this entry, or None. Normalization fits fields to these limits;
     this is the last check, so one entry cannot fail a whole batch write."""
+    if entry.entry_uid == DIGEST_UID:
+        return "GUID reserved for the source's digest"
     uid = len(entry.entry_uid.encode("utf-8", "surrogatepass"))
     if uid + len(entry.sort_time) + 1 > SORT_KEY_BYTES:
         return f"GUID of {uid:,} bytes"
