@@ -69,7 +69,7 @@ def test_remove_restore_and_purge(stack, storage, capsys, origin):
     assert run(capsys, "source", "remove", source_id)[0] == 0
     code, out, err = run(capsys, "source", "purge", source_id)
     assert code == 0 and "3 stored entries" in out, err
-    assert storage.entries.recent(source_id, 50) == []
+    assert storage.entries.recent(source_id, 50) == [] and storage.entries.digests([source_id]) == {}
     assert source_id not in {e.feed_id for e in storage.collections.recent("admin", 50)}
     assert source_id not in storage.collections.members("admin")
     assert source_id not in run(capsys, "source", "list", "--deleted")[1]

@@ -177,8 +177,8 @@ class Entries:
 
     def purge(self, feed_id: str, collections: list[str] = ()) -> int:
         """Delete every stored entry of one source and its copies in these collections (keyed by
-        the entry's stored sort_key); returns how many entries there were. A Query of the keys,
-        then batch deletes: run again after a failure, it deletes what is left."""
+        the entry's stored sort_key), and its digest; returns how many entries there were. A Query
+        of the keys, then batch deletes: run again after a failure, it deletes what is left."""
         E, C = self._records.Entry, self._records.CollectionEntry
         keys = [(r.entry_uid, r.sort_key) for r in E.query(feed_id, attributes_to_get=["entry_uid", "sort_key"])]
         with C.batch_write() as batch:
@@ -189,7 +189,7 @@ class Entries:
         with E.batch_write() as batch:
             for entry_uid, _ in keys:
                 batch.delete(E(feed_id, entry_uid))
-        return len(keys)
+        return sum(entry_uid != DIGEST_UID for entry_uid, _ in keys)
 
     @cached_property
     def _connection(self):
