@@ -96,7 +96,8 @@ def _publications(rng: random.Random, now: float) -> list[float]:
 
 def _source(n: int, prefix: str, now: float, due: bool, hosts: int, rng: random.Random, full: bool = False) -> Source:
     """A source as the scheduler and the pace read it (publications, hour counts, schedule). full:
-    also the 20 fetches and 10 decisions a source remembers, for its item's size alone (moto keeps
+    also the fetches and decisions a source remembers (settings.fetch_history, decision_history),
+    for its item's size alone (moto keeps
     every nested value as an object: 100,000 of those would cost gigabytes here)."""
     publications = _publications(rng, now)
     hours = [0] * 24
@@ -111,9 +112,9 @@ def _source(n: int, prefix: str, now: float, due: bool, hosts: int, rng: random.
                     next_check_at=now - 60 if due else now + 3600 + n)
     if full:
         source.fetch_history = [{"at": "2024-01-01T00:00:00Z", "status": 304, "ms": 180}
-                                for _ in range(20)]  # as fetch/record.remember_fetch writes a 304
+                                for _ in range(Settings.fetch_history)]  # as fetch/record.remember_fetch writes a 304
         source.decisions = [{"at": "2024-01-01T00:00:00Z", "reason": "rhythm", "before": 900, "after": 960}
-                            for _ in range(10)]
+                            for _ in range(Settings.decision_history)]
     return source
 
 
@@ -205,7 +206,7 @@ class _Run:
             "requests_per_run": dict(sorted(self.requests.items())),
             "pace_requests": dict(sorted(self.pace_requests.items())),
             "pace_input_bytes": self.pace_input_bytes,
-            "source_item_bytes": record_bytes(full),  # a source with its 20 fetches and 10 decisions
+            "source_item_bytes": record_bytes(full),  # a source with its histories full
             "setup_s": round(setup_s, 1), "scheduler_run_wall_s": round(wall_s, 2), "run_s": round(run_s, 2),
             "other_s": round(run_s - sum(self.phases[p] for p in PHASES), 2),
             # Against moto: its FIFO SendMessageBatch does work per queued message,
