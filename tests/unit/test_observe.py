@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from starfeed import observe
+from starfeed.fetch.stage import NOT_FETCHED
 
 FIELDS = {"feed_id": "abc123", "url": "https://example.org/feed.xml", "host": "example.org", "kind": "feed",
           "decision_reason": "rhythm", "http_status": 503, "interval_before": 900, "interval_after": 1800,
@@ -18,13 +19,13 @@ FIELDS = {"feed_id": "abc123", "url": "https://example.org/feed.xml", "host": "e
 
 
 def test_status_classes_separate_the_publishers_faults_from_ours():
-    assert observe.status_class(200, None) is None
-    assert observe.status_class(404, "404 Not Found") == "4xx"
-    assert observe.status_class(502, "HTTP 502") == "5xx"
-    assert observe.status_class(None, "could not connect") == "network"
-    assert observe.status_class(200, "not a feed") == "content"
-    assert observe.status_class(200, "store: Throttling: slow down") == "starfeed"
-    assert set(observe.STATUS_CLASSES) == {"4xx", "5xx", "network", "content", "starfeed"}
+    cases = [((200, None), None), ((404, "404 Not Found"), "4xx"), ((502, "HTTP 502"), "5xx"),
+             ((None, "could not connect"), "network"), ((200, "not a feed"), "content"),
+             ((200, "store: Throttling: slow down"), "starfeed"),
+             # robots.txt's refusal: no request was made, and the publisher said no.
+             ((None, f"{NOT_FETCHED}disallowed by https://example.org/robots.txt (checked again when due)"), "4xx")]
+    assert [observe.status_class(*args) for args, _ in cases] == [expected for _, expected in cases]
+    assert {expected for _, expected in cases} - {None} == set(observe.STATUS_CLASSES)  # each one reachable
 
 
 def test_wire_bytes_and_compression_ratio():

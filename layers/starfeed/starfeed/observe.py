@@ -31,7 +31,7 @@ from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-from starfeed.fetch.stage import is_ours
+from starfeed.fetch.stage import is_ours, is_refused
 
 SERVICE = "starfeed"  # the logger's name (every starfeed.* logger reports through it) and the service
 NAMESPACE = "starfeed"
@@ -55,8 +55,9 @@ GITHUB_STOPPED = "GitHubStopped"
 RENDERS = "Renders"
 ANALYZER_CALLS = "AnalyzerCalls"
 STATUS_CLASS = "status_class"
-# A failed fetch's class: the publisher's (4xx, 5xx, no answer, a document that cannot be read)
-# or starfeed's own (a stage of ours broke): only "starfeed" counts against seed 003's 2% budget.
+# A failed fetch's class: the publisher's (4xx or robots.txt's refusal, 5xx, no answer, a
+# document that cannot be read) or starfeed's own (a stage of ours broke): only "starfeed"
+# counts against seed 003's 2% budget.
 # Without detailed metrics the publisher's four are sent as one, PUBLISHER (the logs keep them).
 STATUS_CLASSES = ("4xx", "5xx", "network", "content", "starfeed")
 OURS, PUBLISHER = "starfeed", "publisher"
@@ -276,7 +277,7 @@ def status_class(http_status: int | None, error: str | None) -> str | None:
     if is_ours(error):
         return OURS
     if http_status is None:
-        return "network"
+        return "4xx" if is_refused(error) else "network"  # robots.txt's refusal is the publisher's 403
     if http_status >= 500:
         return "5xx"
     if http_status >= 400:

@@ -15,7 +15,7 @@ from starfeed.fetch.github_job import fetch_github
 from starfeed.fetch.headers import freshness
 from starfeed.fetch.http import FetchResult, fetch
 from starfeed.fetch.record import apply_decision, fetch_fields, publish_new, remember_fetch, store_raw, tap_new
-from starfeed.fetch.stage import StageFailed, describe, stage
+from starfeed.fetch.stage import NOT_FETCHED, StageFailed, describe, stage
 from starfeed.model import GITHUB_KINDS, FetchOutcome, Kind, Pace, Source, Status
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.normalize import rfc3339
@@ -227,7 +227,7 @@ def _fetch_page(storage: Storage, source: Source, now: float, sleep=time.sleep) 
     is not requested, and says why. A Crawl-delay holds the host for that long after the request."""
     allowed = robots.check(storage, source.url, now, _ROBOTS_KNOWN)
     if not allowed.allowed:
-        return FetchResult(source.url, None, error=f"not fetched: {allowed.reason} (checked again when due)")
+        return FetchResult(source.url, None, error=f"{NOT_FETCHED}{allowed.reason} (checked again when due)")
     result = fetch(source.url, storage.settings, etag=source.etag, last_modified=source.last_modified,
                    sleep=sleep)
     if allowed.crawl_delay:

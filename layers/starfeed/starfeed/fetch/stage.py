@@ -9,6 +9,9 @@ from contextlib import contextmanager
 # Where a source's job can break on starfeed's side; a reason that starts "stage: " is ours, not
 # the publisher's (`starfeed status` counts those against the error budget).
 STAGES = ("fetch", "parse", "store raw", "store", "render request")
+# A reason that starts so is a request the publisher's robots.txt refused (fetch/job.py): no
+# answer came because none was asked for, which is not a network fault.
+NOT_FETCHED = "not fetched: "
 
 
 class StageFailed(Exception):
@@ -46,3 +49,8 @@ def stage(name: str):
         raise
     except Exception as exc:
         raise StageFailed(name, exc) from exc
+
+
+def is_refused(reason: str | None) -> bool:
+    """Whether a recorded failure reason is a request robots.txt refused."""
+    return bool(reason) and reason.startswith(NOT_FETCHED)
