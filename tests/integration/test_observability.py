@@ -68,6 +68,27 @@ def test_a_fetch_logs_seed_003s_fields_and_emits_metrics_without_the_feed(stack,
         assert source.source_id not in json.dumps(blob)
 
 
+def _emitted(out: str) -> set[str]:
+    return {m["Name"] for blob in _json_lines(out) if "_aws" in blob
+            for d in blob["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]}
+
+
+def test_every_scheduler_run_says_github_is_stopped_until_a_token_is_connected(stack, storage, json_logs, capsys):
+    github = storage.settings.github_host
+    storage.hosts.pause(github, time.time() + 365 * 86400, "GitHub refused the token", stopped=True)
+    try:
+        capsys.readouterr()
+        stack.tick()
+        stack.tick()  # nothing of GitHub's due: still said, so the alarm stays on
+        stopped = _json_lines(capsys.readouterr().out)
+    finally:
+        storage.hosts.clear_pause(github)  # as `starfeed github connect` does
+    assert sum(m["Name"] == "GitHubStopped" for blob in stopped if "_aws" in blob
+               for d in blob["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]) == 2
+    stack.tick()
+    assert "GitHubStopped" not in _emitted(capsys.readouterr().out)
+
+
 def test_no_secret_reaches_a_log_line(stack, storage, origin, json_logs):
     password, secret = "pw-not-in-logs-51c2", "websub-secret-not-in-logs-9e1f"
     path = origin.serve("/private.xml", Reply(200, rss(("p1", "Private"))))

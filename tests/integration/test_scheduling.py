@@ -125,7 +125,7 @@ def test_a_429_pauses_every_source_on_the_host_not_only_the_one_that_got_it(stac
     other_host = subscribe(storage, origin.serve("/elsewhere.xml", Reply(200, rss(("e", "E")))))
     now = time.time()
     fetch_source(storage, limited.source_id, now=now)
-    assert 590 <= storage.hosts.paused({limited.host}, now)[limited.host] - now <= 600
+    assert 590 <= storage.hosts.paused({limited.host}, now)[limited.host].until - now <= 600
     assert fetch_source(storage, sibling.source_id, now=now) is None  # held by the fetcher
     held = storage.sources.get(sibling.source_id)
     assert held.reason == "host-paused" and held.next_check_at >= now + 590

@@ -42,7 +42,7 @@ def walk_step(storage: Storage, step: dict, now: float) -> dict | None:
         return None
     paused = storage.hosts.paused({source.host}, now).get(source.host)
     if paused is not None:  # the host asked to be left alone: the walk waits too
-        return {**step, "delay": min(MAX_DELAY, int(paused - now) + 1)}
+        return {**step, "delay": min(MAX_DELAY, int(paused.until - now) + 1)}
     settings, url = storage.settings, step["url"]
     try:
         result = fetch(url, settings)

@@ -53,10 +53,10 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
     paused = storage.hosts.paused({source.host}, now).get(source.host)
     if paused is not None:
         # The host asked to be left alone: come back when its pause ends, without fetching.
-        storage.sources.change(source.source_id, {"next_check_at": paused, "locked_until": None,
+        storage.sources.change(source.source_id, {"next_check_at": paused.until, "locked_until": None,
                                                          "reason": "host-paused"})
         log.info("fetcher: %s: host %s is paused for %ds; not fetched", redact(source.url), source.host,
-                 paused - now)
+                 paused.until - now)
         return None
     # What the source was when read: its outcome writes only what the fetch changed.
     before = deepcopy(source)

@@ -60,13 +60,18 @@ def run_tick(storage: Storage, now: float) -> TickReport:
 def _run_tick(storage: Storage, now: float) -> TickReport:
     due = storage.sources.due_ids(now)
     leased = [source for source in (_lease(storage, i, now) for i in due) if source]
-    # One read of the host pauses a run: a paused host's sources wait for its pause to end.
-    pauses = storage.hosts.paused({s.host for s in leased}, now)
+    # One read of the host pauses a run: a paused host's sources wait for its pause to end. The
+    # GitHub host's is read every run: while a refused token stops it, GitHubStopped says so
+    # (its alarm stays on until `starfeed github connect`), busy run or idle.
+    github = storage.settings.github_host
+    pauses = storage.hosts.paused({s.host for s in leased} | {github}, now)
+    if github in pauses and pauses[github].stopped:
+        observe.metric(observe.GITHUB_STOPPED, 1)
     messages = []
     for source in leased:
         if source.host in pauses:
             storage.sources.change(source.source_id, {
-                "next_check_at": pauses[source.host], "locked_until": None, "reason": "host-paused"})
+                "next_check_at": pauses[source.host].until, "locked_until": None, "reason": "host-paused"})
             continue
         messages.append(FetchMessage(source.source_id, source.next_check_at or now,
                                      message_group(source, storage.settings), source.locked_until))

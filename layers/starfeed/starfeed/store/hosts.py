@@ -3,9 +3,16 @@ and a host's latest rate limit."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pynamodb.exceptions import DoesNotExist, UpdateError
 
 from starfeed.store.records import DAY
+
+
+class Pause(NamedTuple):
+    until: float
+    stopped: bool  # until someone acts (a refused GitHub token), whatever `until` says
 
 
 class Hosts:
@@ -23,11 +30,12 @@ class Hosts:
             if exc.cause_response_code != "ConditionalCheckFailedException":
                 raise
 
-    def paused(self, hosts: set[str], now: float) -> dict[str, float]:
-        """host -> paused_until, for the hosts paused at `now`."""
+    def paused(self, hosts: set[str], now: float) -> dict[str, Pause]:
+        """The pauses of these hosts that hold at `now`."""
         if not hosts:
             return {}
-        return {h.host: h.paused_until for h in self._records.Host.batch_get(list(hosts)) if h.paused_until > now}
+        return {h.host: Pause(h.paused_until, bool(h.stopped))
+                for h in self._records.Host.batch_get(list(hosts)) if h.paused_until > now}
 
     def pause_of(self, host: str, now: float) -> dict | None:
         """{until, reason, stopped} while the host is paused, else None."""
