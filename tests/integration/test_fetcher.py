@@ -125,7 +125,8 @@ def test_a_documents_sighting_is_one_digest_write_and_stays_with_an_entry_that_l
     assert {uid: count for uid, (count, _) in second.items()} == {"s1": 2, "s2": 2}
     assert second["s1"][1] > first["s1"][1]
     # s1 left the feed: its sightings stay with it, s2's go on.
-    assert sightings() == {"s1": second["s1"], "s2": (3, sightings()["s2"][1])}
+    third = sightings()
+    assert third["s1"] == second["s1"] and third["s2"][0] == 3 and third["s2"][1] >= second["s2"][1]
     storage.sources.delete(source.source_id)  # its origin closes with the test
 
 

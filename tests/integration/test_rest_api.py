@@ -15,6 +15,7 @@ from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAP
 
 from origin import Reply, rss
 from starfeed.fetch.job import fetch_source
+from starfeed.model import Entry
 
 V1 = "/api/v1"
 
@@ -126,7 +127,12 @@ def test_subscribe_walk_entries_and_fetch_one_and_its_raw_bytes(stack, storage, 
     assert raw.headers["Starfeed-Url"] == url
 
 
-def test_errors_are_problems_a_person_can_act_on(stack, api_url, openapi):
+def test_errors_are_problems_a_person_can_act_on(stack, storage, api_url, openapi):
+    # A stored source's digest, so that asking for its key by hand finds it if anything does.
+    stamp = "2026-11-01T00:00:00Z"
+    storage.entries.upsert([Entry(entry_uid="e1", feed_id="e0000000000d", content_hash="h", first_seen=stamp,
+                                  last_seen=stamp)], time.time())
+    assert storage.entries.digests(["e0000000000d"])
     cases = [("GET", f"{V1}/feeds/abcdef123", {}, 404, "no feed with id abcdef123"),
              ("GET", f"{V1}/feeds/not%20an%20id", {}, 422, "path.feed_id"),
              ("GET", f"{V1}/feeds?limit=0", {}, 422, "query.limit"),
@@ -168,6 +174,7 @@ def test_errors_are_problems_a_person_can_act_on(stack, api_url, openapi):
         assert problem["status"] == status and problem["title"] and words in response.text, (path, problem)
     # A route API Gateway has not got answers as it would, before any function.
     assert requests.put(f"{api_url}/feed.xml", timeout=10).status_code == 404
+    storage.entries.purge("e0000000000d")
 
 
 def test_remove_and_refetch_take_the_cli_s_path(stack, storage, api_url, openapi, origin):

@@ -58,7 +58,7 @@ def walk_step(storage: Storage, step: dict, now: float) -> dict | None:
         room = max(0, settings.backfill_max_entries - step["entries"])
         for entry in ingested.entries[:room]:
             entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
-        new = storage.entries.upsert(ingested.entries[:room], now, source.collections, sightings=False).new
+        new = storage.entries.upsert(ingested.entries[:room], now, source.collections, document="archive").new
         if new:
             storage.queues.send_render(targets_for(source))
     except Exception as exc:  # noqa: BLE001 - the walk stops with the reason; polling goes on

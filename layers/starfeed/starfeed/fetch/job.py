@@ -24,6 +24,7 @@ from starfeed.schedule.decide import Decision, decide
 from starfeed.settings import Settings
 from starfeed.store import Storage
 from starfeed.store.blobs import raw_fetch_key
+from starfeed.store.digest import Document
 from starfeed.store.records import DAY
 from starfeed.urlpolicy import redact
 from starfeed.websub import hub, subscription
@@ -129,16 +130,16 @@ def _fetch_feed(storage: Storage, source: Source, before: Source, lease: float |
 
 
 def _store(storage: Storage, source: Source, ingested: Ingested, raw_ref: dict | None,
-           now: float) -> tuple[list, str | None]:
-    """A document's entries stored (a fetched one's or a pushed one's): (the new ones, why some
-    could not be stored). Seed 004: a deframed source's new entries are queued for analysis before
+           now: float, document: Document = "feed") -> tuple[list, str | None]:
+    """A document's entries stored (a fetched one's, or a pushed one's: document "push"): (the new
+    ones, why some could not be stored). Seed 004: a deframed source's new entries are queued for analysis before
     they are written (the enricher retries one it cannot read yet)."""
     with stage("store"):
         for entry in ingested.entries:
             entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
         announce = (lambda fresh: storage.queues.send_enrichments(
             source.source_id, [e.entry_uid for e in fresh])) if source.deframe else None
-        stored = storage.entries.upsert(ingested.entries, now, source.collections, announce)
+        stored = storage.entries.upsert(ingested.entries, now, source.collections, announce, document)
     source.title = ingested.title or source.title
     source.site_url = ingested.link or source.site_url
     source.language = ingested.language or source.language
@@ -168,7 +169,7 @@ def _take_push(storage: Storage, source: Source, fetch_id: str, now: float) -> F
             ingested = ingest(body, topic, content_type, source, now, storage.settings)
         outcome = FetchOutcome(200, error=ingested.error)
         if not ingested.error:
-            new, error = _store(storage, source, ingested, raw_ref, now)
+            new, error = _store(storage, source, ingested, raw_ref, now, "push")
             outcome = replace(outcome, new_entries=len(new), error=error)
         if new:
             with stage("render request"):

@@ -14,7 +14,7 @@ from pynamodb.transactions import TransactWrite
 
 from starfeed.model import Entry, Source
 from starfeed.settings import Settings
-from starfeed.store.digest import DIGEST_UID, Digest
+from starfeed.store.digest import DIGEST_UID, Digest, Document
 from starfeed.store.records import (DAY, collection_entry_record, entry_of, entry_problem, entry_record,
                                     sort_key_of)
 
@@ -52,30 +52,35 @@ class Entries:
         self._records, self.settings, self._db = records, settings, dynamodb
 
     def upsert(self, entries: list[Entry], now: float, collections: list[str] = (),
-               announce: Callable[[list[Entry]], None] | None = None, sightings: bool = True) -> Upserted:
+               announce: Callable[[list[Entry]], None] | None = None, document: Document = "feed") -> Upserted:
         """Store entries, deduplicated by (feed, entry_uid); returns the ones new to the store.
         announce(new entries), when given, runs before anything is written: what must follow a
         new entry (its analysis) is asked for first, so a failure stores nothing and the retried
         fetch finds the entries new again.
 
+        document: where they come from. "feed": a fetched document, whole; "push": one a WebSub
+        hub pushed, which may hold only some entries; "archive": a page of the feed's archive
+        (fetch/history.py), which stores new entries only (the feed's own version of one wins)
+        and is no sighting.
+
         Writes follow changes: a new entry is written (with a copy per collection), a changed one
         rewritten, at most settings.max_rewrites times so a feed that puts a clock in its content
-        cannot churn; an unchanged one costs no write. A document's sighting (sightings=False:
-        an archive page's are none) is recorded once per settings.sighting_refresh, in the
-        source's digest (store/digest.py), which also spares reading the entries it holds
-        unchanged. An entry DynamoDB would refuse is left out with the reason; the others are
-        stored."""
+        cannot churn; an unchanged one costs no write. The source's digest (store/digest.py)
+        says which are unchanged without reading them, and is rewritten with their sightings when
+        an entry was rewritten, or once per settings.sighting_refresh. An entry past its retention
+        that its feed still carries is not stored again: it would come back as new. An entry
+        DynamoDB would refuse is left out with the reason; the others are stored."""
         refused = [(n, problem) for n, e in enumerate(entries, start=1) if (problem := entry_problem(e))]
         entries = [e for n, e in enumerate(entries, start=1) if n not in dict(refused)]
         if not entries:
             return Upserted([], refused)
         E = self._records.Entry
         feed_id = entries[0].feed_id
-        digest = self.digests([feed_id]).get(feed_id, Digest()) if sightings else Digest()
+        digest = self.digests([feed_id]).get(feed_id, Digest()) if document != "archive" else Digest()
         unread = [(feed_id, e.entry_uid) for e in entries if not digest.unchanged(e)]
         existing = {r.entry_uid: r for r in E.batch_get(
             unread, attributes_to_get=["entry_uid", "content_hash", "first_seen", "rewrite_count", "seen_count",
-                                       "sort_key", "analyzer_result"])} if unread else {}
+                                       "last_seen", "sort_key", "analyzer_result"])} if unread else {}
         new, changed, stale_copies = [], [], []
         for entry in entries:
             old = existing.get(entry.entry_uid)
@@ -83,9 +88,9 @@ class Entries:
                 continue
             if old is None:
                 new.append((entry, 0))
-            elif old.content_hash != entry.content_hash and old.rewrite_count < self.settings.max_rewrites:
-                entry.first_seen = old.first_seen
-                entry.seen_count = int(old.seen_count) + 1
+            elif (document != "archive" and old.content_hash != entry.content_hash
+                  and old.rewrite_count < self.settings.max_rewrites):
+                entry.first_seen, entry.seen_count = old.first_seen, int(old.seen_count)
                 # Its analysis stays (seed 004 analyzes new items): a rewrite costs no analyzer call.
                 entry.analyzer_result = old.analyzer_result
                 changed.append((entry, int(old.rewrite_count) + 1))
@@ -103,21 +108,26 @@ class Entries:
                     batch.save(collection_entry_record(self._records, collection, entry, self.settings))
                 for sort_key in stale_copies:
                     batch.delete(C(collection, sort_key))
-        if sightings and digest.due(_stamp(now - self.settings.sighting_refresh)):
-            self._sight(feed_id, digest, entries, {uid: int(r.seen_count) for uid, r in existing.items()})
+        # A rewrite must reach the digest at once (it holds the hash an entry was stored with); a
+        # new entry need not: until the next sighting it is read, as its item says it was seen.
+        due = document == "feed" and digest.due(_stamp(now - self.settings.sighting_refresh))
+        if document != "archive" and (changed or due):
+            stored = {uid: (int(r.seen_count), r.last_seen) for uid, r in existing.items()}
+            self._sight(feed_id, digest, entries, stored, now, whole=document == "feed")
         self._note_old_days([entry for entry, _ in new + changed])
         return Upserted([entry for entry, _ in new], refused)
 
-    def _sight(self, feed_id: str, digest: Digest, entries: list[Entry], stored: dict[str, int]) -> None:
-        """A document's sighting: its digest rewritten, after the entries that left it got their
-        sightings in their own items (an entry expired meanwhile is not written back) and the
-        entries beyond its room were counted one by one."""
+    def _sight(self, feed_id: str, digest: Digest, entries: list[Entry], stored: dict[str, tuple[int, str]],
+               now: float, whole: bool) -> None:
+        """A sighting of these entries: the digest rewritten, after the entries that left it got
+        their sightings in their own items (an entry expired meanwhile is not written back) and
+        those beyond its room were counted one by one."""
         E = self._records.Entry
         seen = entries[0].last_seen
-        after, beyond = digest.sighted(entries, stored, seen)
-        for uid, count in digest.departed(after).items():
+        after, beyond = digest.sighted(entries, stored, seen, whole)
+        for uid, (count, last) in digest.departed(after).items():
             try:
-                E(feed_id, uid).update(actions=[E.last_seen.set(digest.sighted_at), E.seen_count.set(count)],
+                E(feed_id, uid).update(actions=[E.last_seen.set(last), E.seen_count.set(count)],
                                        condition=E.entry_uid.exists())
             except UpdateError as error:
                 if error.cause_response_code != "ConditionalCheckFailedException":
@@ -125,12 +135,15 @@ class Entries:
         for uid in beyond:
             if uid in stored:
                 E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])
-        self._records.EntryDigest(feed_id, DIGEST_UID, sighted_at=after.sighted_at, held=after.held).save()
+        # It outlives its entries: a source gone since leaves nothing behind for long.
+        expires = int(now) + 2 * self.settings.entry_retention_days * DAY
+        self._records.EntryDigest(feed_id, DIGEST_UID, sighted_at=after.sighted_at or None, held=after.stored(),
+                                  expires_at=expires).save()
 
     def digests(self, feed_ids) -> dict[str, Digest]:
         """These sources' entry digests (a source without one is left out)."""
         keys = [(feed_id, DIGEST_UID) for feed_id in set(feed_ids)]
-        return {r.feed_id: Digest.of(r.sighted_at, r.held) for r in self._records.EntryDigest.batch_get(keys)}
+        return {r.feed_id: Digest.of(r.sighted_at or "", r.held) for r in self._records.EntryDigest.batch_get(keys)}
 
     def _note_old_days(self, entries: list[Entry]) -> None:
         """The days of entries dated more than the retention period before they were first seen:

@@ -102,11 +102,13 @@ def build_records(settings: Settings) -> SimpleNamespace:
     })
 
     # A source's entry digest (store/digest.py), an item of the entries table without sort_key,
-    # day or seen_day: no index but ByUid (keys only) holds it.
+    # day or seen_day: no index but ByUid (keys only) holds it. `held` is its JSON, read by
+    # Digest.of, which forgives a hand-edited one.
     EntryDigestRecord = type("EntryDigestRecord", (Model,), {
         "Meta": _meta(settings.entries_table, settings),
         "feed_id": UnicodeAttribute(hash_key=True), "entry_uid": UnicodeAttribute(range_key=True),
-        "sighted_at": UnicodeAttribute(), "held": JSONAttribute(),
+        "sighted_at": UnicodeAttribute(null=True), "held": UnicodeAttribute(null=True),
+        "expires_at": NumberAttribute(),
     })
 
     # A collection's newest entries, copied when first stored: its feed reads one partition

@@ -1,0 +1,83 @@
+"""Issue 20: a source's entry digest (store/digest.py) against the local stack's DynamoDB: what the
+REST API shows of stored entries after fetched, pushed and archived documents."""
+
+import time
+
+import pytest
+
+from starfeed.local.aws_calls import observed
+from starfeed.model import Entry
+from starfeed.store.digest import DIGEST_UID
+
+FEED = "d16e57000001"
+
+
+def at(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def entry(uid: str, title: str, when: float) -> Entry:
+    return Entry(entry_uid=uid, feed_id=FEED, title=title, canonical_link=f"https://example.org/{uid}",
+                 content_hash=f"{title:x<64}", first_seen=at(when), last_seen=at(when), published=at(when - 60))
+
+
+@pytest.fixture
+def feed(storage):
+    storage.entries.purge(FEED)
+    yield storage.entries
+    storage.entries.purge(FEED)
+
+
+def shown(storage) -> dict[str, tuple[str, int, str]]:
+    """uid -> (title, seen_count, last_seen), as the REST API reads them."""
+    return {e.entry_uid: (e.title, e.seen_count, e.last_seen) for e in storage.entry_lists.of_feed(FEED, 50).entries}
+
+
+def test_an_entry_changed_back_is_stored_back(storage, feed):
+    now = time.time()
+    for n, title in enumerate(["Version A", "Version B", "Version A"]):
+        feed.upsert([entry("v1", title, now + n)], now + n)
+    assert shown(storage)["v1"][0] == "Version A"
+
+
+def test_an_archive_page_stores_new_entries_only_and_is_no_sighting(storage, feed):
+    now = time.time()
+    feed.upsert([entry("a1", "Live", now)], now)
+    feed.upsert([entry("a1", "Archived", now + 1), entry("a2", "Older", now + 1)], now + 1, document="archive")
+    assert shown(storage) == {"a1": ("Live", 1, at(now)), "a2": ("Older", 1, at(now + 1))}
+    feed.upsert([entry("a1", "Live", now + 2)], now + 2)  # the feed's version is still the stored one
+    assert shown(storage)["a1"][0] == "Live"
+
+
+def test_a_push_of_some_entries_leaves_the_others_held(storage, feed):
+    now = time.time()
+    feed.upsert([entry(uid, uid, now) for uid in ("p1", "p2", "p3")], now)
+    calls = []
+    with observed(lambda service, operation, params: calls.append(operation)):
+        # A hub's diff: one new entry and one changed, the others not sent.
+        feed.upsert([entry("p4", "p4", now + 1), entry("p1", "p1 changed", now + 1)], now + 1, document="push")
+    assert "UpdateItem" not in calls  # no entry was taken to have left the feed
+    assert shown(storage) == {"p1": ("p1 changed", 2, at(now + 1)), "p2": ("p2", 1, at(now)),
+                              "p3": ("p3", 1, at(now)), "p4": ("p4", 1, at(now + 1))}
+    held = feed.digests([FEED])[FEED]
+    assert set(held.held) == {"p1", "p2", "p3", "p4"}
+    calls.clear()
+    with observed(lambda service, operation, params: calls.append((operation, params))):
+        feed.upsert([entry(uid, title, now + 2) for uid, title in
+                     (("p1", "p1 changed"), ("p2", "p2"), ("p3", "p3"), ("p4", "p4"))], now + 2)
+    read = [key["entry_uid"]["S"] for operation, params in calls if operation == "BatchGetItem"
+            for table in params["RequestItems"].values() for key in table["Keys"]]
+    assert read == [DIGEST_UID]  # every entry held: none read
+
+
+def test_an_entry_that_leaves_keeps_its_last_sighting_and_one_past_retention_is_not_stored_again(storage, feed):
+    now = time.time()
+    refresh = storage.settings.sighting_refresh
+    feed.upsert([entry("l1", "Stays", now), entry("l2", "Leaves", now)], now)
+    feed.upsert([entry("l1", "Stays", now + refresh + 1), entry("l2", "Leaves", now + refresh + 1)],
+                now + refresh + 1)  # a week on: sighted again
+    feed.upsert([entry("l1", "Stays", now + refresh + 2)], now + refresh + 2)
+    assert shown(storage)["l2"] == ("Leaves", 2, at(now + refresh + 1))
+    # l1's item expires (its TTL) while its feed still carries it: it does not come back as new.
+    storage.entries._records.Entry(FEED, "l1").delete()
+    assert feed.upsert([entry("l1", "Stays", now + refresh + 3)], now + refresh + 3).new == []
