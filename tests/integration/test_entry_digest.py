@@ -72,12 +72,33 @@ def test_a_push_of_some_entries_leaves_the_others_held(storage, feed):
 
 def test_an_entry_that_leaves_keeps_its_last_sighting_and_one_past_retention_is_not_stored_again(storage, feed):
     now = time.time()
-    refresh = storage.settings.sighting_refresh
+    week = storage.settings.sighting_refresh + 1
     feed.upsert([entry("l1", "Stays", now), entry("l2", "Leaves", now)], now)
-    feed.upsert([entry("l1", "Stays", now + refresh + 1), entry("l2", "Leaves", now + refresh + 1)],
-                now + refresh + 1)  # a week on: sighted again
-    feed.upsert([entry("l1", "Stays", now + refresh + 2)], now + refresh + 2)
-    assert shown(storage)["l2"] == ("Leaves", 2, at(now + refresh + 1))
-    # l1's item expires (its TTL) while its feed still carries it: it does not come back as new.
-    storage.entries._records.Entry(FEED, "l1").delete()
-    assert feed.upsert([entry("l1", "Stays", now + refresh + 3)], now + refresh + 3).new == []
+    feed.upsert([entry("l1", "Stays", now + week), entry("l2", "Leaves", now + week)], now + week)  # sighted again
+    feed.upsert([entry("l1", "Stays", now + 2 * week)], now + 2 * week)  # sighted again, without l2
+    assert shown(storage) == {"l1": ("Stays", 3, at(now + 2 * week)), "l2": ("Leaves", 2, at(now + week))}
+    # l1's item expires (its TTL) while its feed still carries it, even changed: not new again.
+    storage.records.Entry(FEED, "l1").delete()
+    assert feed.upsert([entry("l1", "Stays", now + 2 * week + 1)], now + 2 * week + 1).new == []
+    assert feed.upsert([entry("l1", "Stays, edited", now + 2 * week + 2)], now + 2 * week + 2).new == []
+    # The digest itself never expires: were it gone, a quiet feed's old entries would come back as new.
+    item = storage.client("dynamodb").get_item(TableName=storage.settings.entries_table,
+                                                Key={"feed_id": {"S": FEED}, "entry_uid": {"S": DIGEST_UID}})["Item"]
+    assert "expires_at" not in item
+
+
+def test_a_store_cut_short_before_its_digest_is_made_good_by_the_retry(storage, feed, monkeypatch):
+    now = time.time()
+    feed.upsert([entry("c1", "Version A", now)], now)
+    save = storage.records.EntryDigest.save
+
+    def failing(self, *args, **kwargs):
+        raise RuntimeError("throttled")
+
+    monkeypatch.setattr(storage.records.EntryDigest, "save", failing)
+    with pytest.raises(RuntimeError):
+        feed.upsert([entry("c1", "Version B", now + 1)], now + 1)  # the entry rewritten, its digest not
+    monkeypatch.setattr(storage.records.EntryDigest, "save", save)
+    feed.upsert([entry("c1", "Version B", now + 2)], now + 2)  # the message retried
+    feed.upsert([entry("c1", "Version A", now + 3)], now + 3)  # then changed back
+    assert shown(storage)["c1"][0] == "Version A"

@@ -83,6 +83,7 @@ def test_every_scheduler_run_says_github_is_stopped_until_a_token_is_connected(s
         stopped = _json_lines(capsys.readouterr().out)
     finally:
         storage.hosts.clear_pause(github)  # as `starfeed github connect` does
+        stack.drain()  # what the runs queued
     assert sum(m["Name"] == "GitHubStopped" for blob in stopped if "_aws" in blob
                for d in blob["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]) == 2
     stack.tick()

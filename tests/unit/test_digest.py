@@ -24,7 +24,7 @@ def test_an_entry_held_with_its_hash_is_unchanged_and_one_with_another_or_none_i
 
 def test_a_documents_sighting_counts_each_entry_once_more_from_the_digest_else_its_item_else_as_new():
     digest = Digest(T0, {"held": [A, 3, T0], "gone": [A, 2, T0], "once": [B, 1, T0]})
-    after, beyond = digest.sighted([entry("held", "b" * 64), entry("stored"), entry("new")], {"stored": (5, T0)}, T1)
+    after, beyond = digest.sighted([entry("held", "b" * 64), entry("stored"), entry("new")], {"stored": 5}, T1)
     assert beyond == []
     assert after == Digest(T1, {"held": [B, 4, T1], "stored": [A, 6, T1], "new": [A, 1, T1]})
     assert after.sighting("held") == (T1, 4) and after.sighting("gone") is None

@@ -64,7 +64,7 @@ def _run_tick(storage: Storage, now: float) -> TickReport:
     # GitHub host's is read every run: while a refused token stops it, GitHubStopped says so
     # (its alarm stays on until `starfeed github connect`), busy run or idle.
     github = storage.settings.github_host
-    pauses = storage.hosts.paused({s.host for s in leased} | {github}, now)
+    pauses = storage.hosts.paused({s.host for s in leased} | ({github} if github else set()), now)
     if github in pauses and pauses[github].stopped:
         observe.metric(observe.GITHUB_STOPPED, 1)
     messages = []

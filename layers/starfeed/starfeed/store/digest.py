@@ -4,11 +4,14 @@ entry to know which are unchanged, and records a sighting of them all with one w
 one per entry (issue 20: those writes were the largest line of the bill).
 
 The digest is rewritten by every parse that rewrites a changed entry (it must hold the hash the
-entry was stored with), and otherwise once per settings.sighting_refresh: each rewrite is a
+entry was stored with: a digest a failure left behind is rewritten too), and otherwise once per
+settings.sighting_refresh: each rewrite is a
 sighting of the document's entries. An entry stored new is read, and shown as its item says, until
 the next rewrite takes it in. A pushed document may hold only some entries (WebSub allows it): its
 rewrite sights those and keeps the others as held. An entry that leaves the digest gets its
-sightings written to its own item. Only the source's fetches and pushes write it, and its FIFO
+sightings written to its own item. An entry held whose item has expired (its retention) is not
+stored again: it would come back as new. The entries beyond its room (about 580 of 60-character
+GUIDs) are read and sighted one by one, and come back as new past their retention, as before. Only the source's fetches and pushes write it, and its FIFO
 message group runs them one at a time."""
 
 from __future__ import annotations
@@ -68,17 +71,17 @@ class Digest:
         value = self.held.get(entry_uid)
         return (value[2], value[1]) if value is not None else None
 
-    def sighted(self, entries: list[Entry], stored: dict[str, tuple[int, str]], seen: str,
+    def sighted(self, entries: list[Entry], stored: dict[str, int], seen: str,
                 whole: bool = True) -> tuple[Digest, list[str]]:
         """The digest after a sighting at `seen` of these entries (in document order), and those
         of them beyond its room. whole: they are the whole document, and the digest holds them
         alone; else (a push) the others held stay, after them. Each sighted entry is counted once
-        more: from this digest, else from `stored` (its item's (count, last_seen), for an entry
-        stored before this parse); an entry stored by this parse has 1."""
+        more: from this digest, else from `stored` (its item's count, for an entry stored before
+        this parse); an entry stored by this parse has 1."""
         sighted: dict[str, list] = {}
         for entry in entries:
             value = self.held.get(entry.entry_uid)
-            count = value[1] if value is not None else stored[entry.entry_uid][0] if entry.entry_uid in stored else 0
+            count = value[1] if value is not None else stored.get(entry.entry_uid, 0)
             sighted[entry.entry_uid] = [entry.content_hash[:HASH_CHARS], count + 1, seen]
         kept = {} if whole else {uid: value for uid, value in self.held.items() if uid not in sighted}
         held: dict[str, list] = {}

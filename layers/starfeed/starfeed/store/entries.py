@@ -80,14 +80,16 @@ class Entries:
         unread = [(feed_id, e.entry_uid) for e in entries if not digest.unchanged(e)]
         existing = {r.entry_uid: r for r in E.batch_get(
             unread, attributes_to_get=["entry_uid", "content_hash", "first_seen", "rewrite_count", "seen_count",
-                                       "last_seen", "sort_key", "analyzer_result"])} if unread else {}
+                                       "sort_key", "analyzer_result"])} if unread else {}
         new, changed, stale_copies = [], [], []
+        stale = False  # the digest holds another hash than the one stored (a store cut short)
         for entry in entries:
             old = existing.get(entry.entry_uid)
             if digest.unchanged(entry):
                 continue
             if old is None:
-                new.append((entry, 0))
+                if entry.entry_uid not in digest.held:  # else past its retention: not new again
+                    new.append((entry, 0))
             elif (document != "archive" and old.content_hash != entry.content_hash
                   and old.rewrite_count < self.settings.max_rewrites):
                 entry.first_seen, entry.seen_count = old.first_seen, int(old.seen_count)
@@ -96,6 +98,8 @@ class Entries:
                 changed.append((entry, int(old.rewrite_count) + 1))
                 if old.sort_key != sort_key_of(entry):
                     stale_copies.append(old.sort_key)
+            elif old.content_hash == entry.content_hash and entry.entry_uid in digest.held:
+                stale = True
         if announce is not None and new:
             announce([entry for entry, _ in new])
         C = self._records.CollectionEntry
@@ -111,19 +115,19 @@ class Entries:
         # A rewrite must reach the digest at once (it holds the hash an entry was stored with); a
         # new entry need not: until the next sighting it is read, as its item says it was seen.
         due = document == "feed" and digest.due(_stamp(now - self.settings.sighting_refresh))
-        if document != "archive" and (changed or due):
-            stored = {uid: (int(r.seen_count), r.last_seen) for uid, r in existing.items()}
+        if document != "archive" and (changed or stale or due):
+            stored = {uid: int(r.seen_count) for uid, r in existing.items()}
             self._sight(feed_id, digest, entries, stored, now, whole=document == "feed")
         self._note_old_days([entry for entry, _ in new + changed])
         return Upserted([entry for entry, _ in new], refused)
 
-    def _sight(self, feed_id: str, digest: Digest, entries: list[Entry], stored: dict[str, tuple[int, str]],
+    def _sight(self, feed_id: str, digest: Digest, entries: list[Entry], stored: dict[str, int],
                now: float, whole: bool) -> None:
         """A sighting of these entries: the digest rewritten, after the entries that left it got
         their sightings in their own items (an entry expired meanwhile is not written back) and
         those beyond its room were counted one by one."""
         E = self._records.Entry
-        seen = entries[0].last_seen
+        seen = _stamp(now)
         after, beyond = digest.sighted(entries, stored, seen, whole)
         for uid, (count, last) in digest.departed(after).items():
             try:
@@ -132,13 +136,13 @@ class Entries:
             except UpdateError as error:
                 if error.cause_response_code != "ConditionalCheckFailedException":
                     raise
-        for uid in beyond:
-            if uid in stored:
+        for uid in beyond:  # after their departure's write, if they were held
+            if uid in stored or uid in digest.held:
                 E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])
-        # It outlives its entries: a source gone since leaves nothing behind for long.
-        expires = int(now) + 2 * self.settings.entry_retention_days * DAY
-        self._records.EntryDigest(feed_id, DIGEST_UID, sighted_at=after.sighted_at or None, held=after.stored(),
-                                  expires_at=expires).save()
+        # No expiry: gone, it would make the entries past their retention that a quiet feed still
+        # carries come back as new. `source purge` deletes it with the entries.
+        self._records.EntryDigest(feed_id, DIGEST_UID, sighted_at=after.sighted_at or None,
+                                  held=after.stored()).save()
 
     def digests(self, feed_ids) -> dict[str, Digest]:
         """These sources' entry digests (a source without one is left out)."""

@@ -108,7 +108,6 @@ def build_records(settings: Settings) -> SimpleNamespace:
         "Meta": _meta(settings.entries_table, settings),
         "feed_id": UnicodeAttribute(hash_key=True), "entry_uid": UnicodeAttribute(range_key=True),
         "sighted_at": UnicodeAttribute(null=True), "held": UnicodeAttribute(null=True),
-        "expires_at": NumberAttribute(),
     })
 
     # A collection's newest entries, copied when first stored: its feed reads one partition
