@@ -49,6 +49,16 @@ def test_an_archive_page_stores_new_entries_only_and_is_no_sighting(storage, fee
     assert shown(storage)["a1"][0] == "Live"
 
 
+def test_an_archive_page_read_before_a_fetch_stored_its_entry_does_not_overwrite_it(storage, feed, monkeypatch):
+    now = time.time()
+    feed.upsert([entry("r1", "Live", now)], now)
+    # The walk read r1 before the fetch stored it (they run on queues of their own): it finds none.
+    monkeypatch.setattr(storage.records.Entry, "batch_get", classmethod(lambda cls, keys, **options: iter(())))
+    assert feed.upsert([entry("r1", "Archived", now + 1)], now + 1, document="archive").new == []
+    monkeypatch.undo()
+    assert shown(storage)["r1"][0] == "Live"
+
+
 def test_a_push_of_some_entries_leaves_the_others_held(storage, feed):
     now = time.time()
     feed.upsert([entry(uid, uid, now) for uid in ("p1", "p2", "p3")], now)

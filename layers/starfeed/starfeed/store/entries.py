@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from pynamodb.exceptions import UpdateError
+from pynamodb.exceptions import PutError, UpdateError
 from pynamodb.transactions import TransactWrite
 
 from starfeed.model import Entry, Source
@@ -103,8 +103,10 @@ class Entries:
         if announce is not None and new:
             announce([entry for entry, _ in new])
         C = self._records.CollectionEntry
+        if document == "archive":  # its walk runs beside the fetches: one may store an entry meanwhile
+            new = [(entry, 0) for entry, _ in new if self._put_if_absent(entry)]
         with E.batch_write() as batch:
-            for entry, rewrites in new + changed:
+            for entry, rewrites in new + changed if document != "archive" else ():
                 batch.save(entry_record(self._records, entry, self.settings, rewrites))
         with C.batch_write() as batch:
             for collection in collections:
@@ -120,6 +122,17 @@ class Entries:
             self._sight(feed_id, digest, entries, stored, now, whole=document == "feed")
         self._note_old_days([entry for entry, _ in new + changed])
         return Upserted([entry for entry, _ in new], refused)
+
+    def _put_if_absent(self, entry: Entry) -> bool:
+        """Store an entry unless one with its uid is stored already (the feed's version wins)."""
+        E = self._records.Entry
+        try:
+            entry_record(self._records, entry, self.settings).save(condition=E.entry_uid.does_not_exist())
+        except PutError as error:
+            if error.cause_response_code == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     def _sight(self, feed_id: str, digest: Digest, entries: list[Entry], stored: dict[str, int],
                now: float, whole: bool) -> None:
