@@ -3,13 +3,12 @@ the analyzer's daily budget, counted on the stats table's item of the day."""
 
 from __future__ import annotations
 
-
-from pynamodb.exceptions import DoesNotExist, UpdateError
+from pynamodb.exceptions import DoesNotExist
 
 from starfeed.model import Entry
 from starfeed.settings import Settings
 from starfeed.store.counters import DAY, RETENTION_DAYS, day_of
-from starfeed.store.records import entry_of, sort_key_of
+from starfeed.store.records import entry_of, sort_key_of, written
 
 CALLS, TOKENS = "analyzer_calls", "analyzer_tokens"
 
@@ -31,12 +30,8 @@ class Analyses:
         E(entry.feed_id, entry.entry_uid).update(actions=[E.analyzer_result.set(result)],
                                                  condition=E.entry_uid.exists())
         for collection in collections:
-            try:
-                C(collection, sort_key_of(entry)).update(actions=[C.analyzer_result.set(result)],
-                                                         condition=C.sort_key.exists())
-            except UpdateError as exc:
-                if exc.cause_response_code != "ConditionalCheckFailedException":
-                    raise
+            written(lambda: C(collection, sort_key_of(entry)).update(actions=[C.analyzer_result.set(result)],
+                                                                     condition=C.sort_key.exists()))
 
     def unanalyzed(self, feed_id: str, limit: int) -> list[str]:
         """The newest `limit` entries of a source that have no result: what resuming its
@@ -51,11 +46,7 @@ class Analyses:
         fetch's schedule written meanwhile stays as it is."""
         S = self._records.Source
         action = S.analysis_error.remove() if error is None else S.analysis_error.set(error)
-        try:
-            S(source_id).update(actions=[action], condition=S.source_id.exists())
-        except UpdateError as exc:
-            if exc.cause_response_code != "ConditionalCheckFailedException":
-                raise
+        written(lambda: S(source_id).update(actions=[action], condition=S.source_id.exists()))
 
     def reserve(self, now: float) -> bool:
         """Count one analyzer call against today's budget; False, counting nothing, when today's

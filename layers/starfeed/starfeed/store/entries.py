@@ -9,14 +9,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from pynamodb.exceptions import PutError, UpdateError
 from pynamodb.transactions import TransactWrite
 
 from starfeed.model import Entry, Source
 from starfeed.settings import Settings
 from starfeed.store.digest import DIGEST_UID, Digest, Document
 from starfeed.store.records import (DAY, collection_entry_record, entry_of, entry_problem, entry_record,
-                                    sort_key_of)
+                                    sort_key_of, written)
 
 TRANSACTION_ITEMS = 100  # DynamoDB's limit on the items of one TransactWriteItems
 
@@ -126,13 +125,8 @@ class Entries:
     def _put_if_absent(self, entry: Entry) -> bool:
         """Store an entry unless one with its uid is stored already (the feed's version wins)."""
         E = self._records.Entry
-        try:
-            entry_record(self._records, entry, self.settings).save(condition=E.entry_uid.does_not_exist())
-        except PutError as error:
-            if error.cause_response_code == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        return written(lambda: entry_record(self._records, entry, self.settings).save(
+            condition=E.entry_uid.does_not_exist()))
 
     def _sight(self, feed_id: str, digest: Digest, entries: list[Entry], stored: dict[str, int],
                now: float, whole: bool) -> None:
@@ -143,12 +137,8 @@ class Entries:
         seen = _stamp(now)
         after, beyond = digest.sighted(entries, stored, seen, whole)
         for uid, (count, last) in digest.departed(after).items():
-            try:
-                E(feed_id, uid).update(actions=[E.last_seen.set(last), E.seen_count.set(count)],
-                                       condition=E.entry_uid.exists())
-            except UpdateError as error:
-                if error.cause_response_code != "ConditionalCheckFailedException":
-                    raise
+            written(lambda: E(feed_id, uid).update(actions=[E.last_seen.set(last), E.seen_count.set(count)],
+                                                   condition=E.entry_uid.exists()))
         for uid in beyond:  # after their departure's write, if they were held
             if uid in stored or uid in digest.held:
                 E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from pynamodb.exceptions import DoesNotExist, UpdateError
+from pynamodb.exceptions import DoesNotExist
 
-from starfeed.store.records import DAY
+from starfeed.store.records import DAY, written
 
 
 class Pause(NamedTuple):
@@ -22,13 +22,9 @@ class Hosts:
     def pause(self, host: str, until: float, reason: str, stopped: bool = False) -> None:
         """Hold every source on a host until `until` (never shortening a longer pause)."""
         H = self._records.Host
-        try:
-            H(host).update(actions=[H.paused_until.set(until), H.reason.set(reason), H.stopped.set(stopped),
-                                    H.expires_at.set(int(until) + DAY)],
-                           condition=H.paused_until.does_not_exist() | (H.paused_until < until))
-        except UpdateError as exc:
-            if exc.cause_response_code != "ConditionalCheckFailedException":
-                raise
+        written(lambda: H(host).update(actions=[H.paused_until.set(until), H.reason.set(reason),
+                                                H.stopped.set(stopped), H.expires_at.set(int(until) + DAY)],
+                                       condition=H.paused_until.does_not_exist() | (H.paused_until < until)))
 
     def paused(self, hosts: set[str], now: float) -> dict[str, Pause]:
         """The pauses of these hosts that hold at `now`."""

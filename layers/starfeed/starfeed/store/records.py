@@ -9,11 +9,13 @@ import json
 import time
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import MISSING, asdict, fields
 from types import SimpleNamespace
 
 from pynamodb.attributes import (Attribute, BooleanAttribute, JSONAttribute, ListAttribute, NumberAttribute,
                                  UnicodeAttribute)
+from pynamodb.exceptions import DeleteError, PutError, UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection, LocalSecondaryIndex
 from pynamodb.models import Model
 
@@ -149,6 +151,17 @@ def plain(value):
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def written(write: Callable[[], object]) -> bool:
+    """Run one conditional write: False when its condition did not hold; other errors raise."""
+    try:
+        write()
+    except (PutError, UpdateError, DeleteError) as exc:
+        if exc.cause_response_code != "ConditionalCheckFailedException":
+            raise
+        return False
+    return True
 
 
 def source_of(record) -> Source:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import zlib
 from dataclasses import asdict
 
-from pynamodb.exceptions import DeleteError, DoesNotExist, PutError, UpdateError
+from pynamodb.exceptions import DoesNotExist
 
 from starfeed.model import GITHUB_KINDS, Source, Status
 from starfeed.settings import Settings
-from starfeed.store.records import SOURCE_FIELDS, source_of
+from starfeed.store.records import SOURCE_FIELDS, source_of, written
 
 # Fields a fetch's outcome never writes: the CLI's (change()), and the WebSub subscription's,
 # written as it changes (a hub may verify it before the fetch that asked for it is written).
@@ -45,13 +45,8 @@ class Sources:
     def add(self, source: Source) -> bool:
         """Insert a new source; False when one with this id exists already."""
         S = self._records.Source
-        try:
-            source_record(self._records, source, self.settings).save(condition=S.source_id.does_not_exist())
-        except PutError as exc:
-            if exc.cause_response_code == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        return written(lambda: source_record(self._records, source, self.settings).save(
+            condition=S.source_id.does_not_exist()))
 
     def get(self, source_id: str) -> Source | None:
         try:
@@ -104,13 +99,7 @@ class Sources:
         for collection in source.collections if source else []:
             self._records.Membership(collection, source_id).delete()
         S = self._records.Source
-        try:
-            S(source_id).delete(condition=S.source_id.exists())
-        except DeleteError as exc:
-            if exc.cause_response_code == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        return written(lambda: S(source_id).delete(condition=S.source_id.exists()))
 
     def due_ids(self, now: float) -> list[str]:
         """Sources whose next check has come: one Query per shard, reading due items only."""
@@ -122,17 +111,12 @@ class Sources:
         """Claim a due source for one fetch (seed 004's lease); None when it is not ours to take."""
         S = self._records.Source
         record = S(source_id)
-        try:
-            record.update(
-                actions=[S.locked_until.set(now + self.settings.lease_seconds)],
-                condition=(S.source_id.exists() & (S.enabled == True)  # noqa: E712
-                           & S.deleted_at.does_not_exist() & (S.next_check_at <= now)
-                           & (S.locked_until.does_not_exist() | (S.locked_until < now))))
-        except UpdateError as exc:
-            if exc.cause_response_code == "ConditionalCheckFailedException":
-                return None
-            raise
-        return source_of(record)
+        leased = written(lambda: record.update(
+            actions=[S.locked_until.set(now + self.settings.lease_seconds)],
+            condition=(S.source_id.exists() & (S.enabled == True)  # noqa: E712
+                       & S.deleted_at.does_not_exist() & (S.next_check_at <= now)
+                       & (S.locked_until.does_not_exist() | (S.locked_until < now)))))
+        return source_of(record) if leased else None
 
     def finish_fetch(self, source: Source, before: Source, lease: float | None, release: bool = True) -> bool:
         """Write what the fetch changed since `before` (the source as the fetch read it) and
@@ -154,13 +138,7 @@ class Sources:
         if not actions:
             return True
         condition = (S.locked_until == lease) if lease is not None else S.source_id.exists()
-        try:
-            S(source.source_id).update(actions=actions, condition=condition)
-        except UpdateError as exc:
-            if exc.cause_response_code == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        return written(lambda: S(source.source_id).update(actions=actions, condition=condition))
 
     def change(self, source_id: str, changes: dict, *, require_enabled: bool = False) -> bool:
         """Set (or, with None, remove) fields of one source; False when it does not exist, or is
@@ -177,10 +155,4 @@ class Sources:
         condition = S.source_id.exists()
         if require_enabled:
             condition &= (S.enabled == True) & S.deleted_at.does_not_exist()  # noqa: E712
-        try:
-            S(source_id).update(actions=actions, condition=condition)
-        except UpdateError as exc:
-            if exc.cause_response_code == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        return written(lambda: S(source_id).update(actions=actions, condition=condition))
