@@ -2,6 +2,7 @@
 REST API shows of stored entries after fetched, pushed and archived documents."""
 
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -112,3 +113,19 @@ def test_a_store_cut_short_before_its_digest_is_made_good_by_the_retry(storage, 
     feed.upsert([entry("c1", "Version B", now + 2)], now + 2)  # the message retried
     feed.upsert([entry("c1", "Version A", now + 3)], now + 3)  # then changed back
     assert shown(storage)["c1"][0] == "Version A"
+
+
+def test_a_digest_edited_by_hand_into_another_type_fails_nothing_and_is_written_anew(storage, feed):
+    now = time.time()
+    feed.upsert([entry("h1", "Kept", now)], now)
+    other = "d16e57000002"  # a neighbour whose digest is fine, read in the same request
+    feed.upsert([replace(entry("n1", "Neighbour", now), feed_id=other)], now)
+    storage.client("dynamodb").update_item(
+        TableName=storage.settings.entries_table, Key={"feed_id": {"S": FEED}, "entry_uid": {"S": DIGEST_UID}},
+        UpdateExpression="SET held = :map", ExpressionAttributeValues={":map": {"M": {"h1": {"S": "x"}}}})
+    try:
+        assert set(feed.digests([FEED, other])) == {other}
+        assert feed.upsert([entry("h1", "Kept", now + 1), entry("h2", "New", now + 1)], now + 1).new[0].entry_uid == "h2"
+        assert set(feed.digests([FEED])[FEED].held) == {"h1", "h2"}  # written anew by that parse
+    finally:
+        storage.entries.purge(other)

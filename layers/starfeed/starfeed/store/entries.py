@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
+from pynamodb.exceptions import AttributeDeserializationError, DoesNotExist
 from pynamodb.transactions import TransactWrite
 
 from starfeed.model import Entry, Source
@@ -148,9 +149,21 @@ class Entries:
                                   held=after.stored()).save()
 
     def digests(self, feed_ids) -> dict[str, Digest]:
-        """These sources' entry digests (a source without one is left out)."""
+        """These sources' entry digests (a source without one is left out). One edited by hand
+        into another type reads as none, and alone: its source's next parse writes it anew."""
+        D = self._records.EntryDigest
         keys = [(feed_id, DIGEST_UID) for feed_id in set(feed_ids)]
-        return {r.feed_id: Digest.of(r.sighted_at or "", r.held) for r in self._records.EntryDigest.batch_get(keys)}
+        try:
+            records = list(D.batch_get(keys))
+        except AttributeDeserializationError:
+            records = [record for key in keys if (record := self._readable_digest(*key)) is not None]
+        return {r.feed_id: Digest.of(r.sighted_at or "", r.held) for r in records}
+
+    def _readable_digest(self, feed_id: str, entry_uid: str):
+        try:
+            return self._records.EntryDigest.get(feed_id, entry_uid)
+        except (DoesNotExist, AttributeDeserializationError):
+            return None
 
     def _note_old_days(self, entries: list[Entry]) -> None:
         """The days of entries dated more than the retention period before they were first seen:
