@@ -138,6 +138,23 @@ def test_a_429_pauses_every_source_on_the_host_not_only_the_one_that_got_it(stac
     assert storage.sources.get(other_host.source_id).status == "ok"
 
 
+def test_a_host_item_edited_by_hand_holds_nothing_and_stops_no_run(stack, storage, origin):
+    github, now = storage.settings.github_host, time.time()
+    storage.hosts.pause("paused.example", now + 600, "Retry-After")
+    table = storage.settings.hosts_table
+    storage.client("dynamodb").put_item(TableName=table, Item={
+        "host": {"S": github}, "paused_until": {"S": "soon"}, "rate_limit": {"S": "{nope"}, "expires_at": {"N": "0"}})
+    try:
+        assert set(storage.hosts.paused({github, "paused.example"}, now)) == {"paused.example"}
+        source = subscribe(storage, origin.serve("/past-a-bad-host.xml", Reply(200, rss(("b", "B")))))
+        stack.run_cycle()  # every run reads the GitHub host's pause: this one fetches all the same
+        assert storage.sources.get(source.source_id).status == "ok"
+        storage.sources.delete(source.source_id)
+    finally:
+        storage.client("dynamodb").delete_item(TableName=table, Key={"host": {"S": github}})
+        storage.client("dynamodb").delete_item(TableName=table, Key={"host": {"S": "paused.example"}})
+
+
 def test_corrupt_scheduling_state_gets_the_default_interval_not_a_crash(stack, storage, origin):
     url = origin.serve("/corrupt.xml", Reply(200, rss(("c", "C"))))
     source = subscribe(storage, url)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from starfeed.model import GITHUB_HELPERS, GITHUB_KINDS, Kind, Source
 from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES, github_following_source, github_timeline_source
 from starfeed.store import Storage
+from starfeed.store.hosts import pause_in
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,8 @@ def state(storage: Storage, now: float) -> GitHubState:
     accounts = [s for s in storage.sources.all() if s.kind in GITHUB_KINDS]
     users = [s for s in accounts if s.kind == Kind.GITHUB_USER]
     failed = sorted((s for s in accounts if s.last_error), key=lambda s: s.last_fetch_at or 0)
-    return GitHubState(storage.hosts.state(host).get("rate_limit"), storage.hosts.pause_of(host, now),
+    known = storage.hosts.state(host)  # one read for the rate limit and the pause
+    return GitHubState(known.get("rate_limit"), pause_in(known, now),
                        next((s for s in accounts if s.kind == Kind.GITHUB_FOLLOWING), None),
                        next((s for s in accounts if s.kind == Kind.GITHUB_TIMELINE and s.live), None), users,
                        Counter(s.tier or "low" for s in users if s.enabled),

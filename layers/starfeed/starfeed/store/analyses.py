@@ -8,6 +8,7 @@ from pynamodb.exceptions import DoesNotExist
 from starfeed.model import Entry
 from starfeed.settings import Settings
 from starfeed.store.counters import DAY, RETENTION_DAYS, day_of
+from starfeed.store.digest import DIGEST_UID
 from starfeed.store.records import entry_of, sort_key_of, written
 
 CALLS, TOKENS = "analyzer_calls", "analyzer_tokens"
@@ -18,6 +19,8 @@ class Analyses:
         self._records, self._db, self.settings = records, dynamodb, settings
 
     def entry(self, feed_id: str, entry_uid: str) -> Entry | None:
+        if entry_uid == DIGEST_UID:  # the source's digest, no entry
+            return None
         try:
             return entry_of(self._records.Entry.get(feed_id, entry_uid, consistent_read=True))
         except DoesNotExist:

@@ -17,7 +17,6 @@ message group runs them one at a time."""
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -47,14 +46,14 @@ class Digest:
         """A stored digest; a malformed one (edited by hand) holds only its well-formed parts."""
         try:
             held = json.loads(held_json) if isinstance(held_json, str) else None
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             held = None
         if not isinstance(sighted_at, str) or not isinstance(held, dict):
             return cls()
         return cls(sighted_at, {uid: [h, int(n), seen] for uid, value in held.items()
                                 if isinstance(value, list) and len(value) == 3
                                 and isinstance(h := value[0], str) and isinstance(seen := value[2], str)
-                                and isinstance(n := value[1], (int, float)) and math.isfinite(n)})
+                                and isinstance(n := value[1], (int, float)) and 0 <= n < 2 ** 53})
 
     def stored(self) -> str:
         return json.dumps(self.held)

@@ -3,11 +3,15 @@ and a host's latest rate limit."""
 
 from __future__ import annotations
 
+import logging
 from typing import NamedTuple
 
-from pynamodb.exceptions import DoesNotExist
+from pynamodb.exceptions import AttributeDeserializationError, DoesNotExist
 
 from starfeed.store.records import DAY, written
+
+log = logging.getLogger(__name__)
+PAUSE_ATTRIBUTES = ["host", "paused_until", "stopped"]  # not the rate limit's or robots.txt's JSON
 
 
 class Pause(NamedTuple):
@@ -27,11 +31,25 @@ class Hosts:
                                        condition=H.paused_until.does_not_exist() | (H.paused_until < until)))
 
     def paused(self, hosts: set[str], now: float) -> dict[str, Pause]:
-        """The pauses of these hosts that hold at `now`."""
+        """The pauses of these hosts that hold at `now`. A host item edited by hand into what
+        cannot be read holds nothing, alone, and says so: every run reads the GitHub host's."""
         if not hosts:
             return {}
-        return {h.host: Pause(h.paused_until, bool(h.stopped))
-                for h in self._records.Host.batch_get(list(hosts)) if h.paused_until > now}
+        H = self._records.Host
+        try:
+            records = list(H.batch_get(list(hosts), attributes_to_get=PAUSE_ATTRIBUTES))
+        except (AttributeDeserializationError, TypeError, ValueError):
+            records = [record for host in hosts if (record := self._readable(host)) is not None]
+        return {h.host: Pause(h.paused_until, bool(h.stopped)) for h in records if h.paused_until > now}
+
+    def _readable(self, host: str):
+        try:
+            return self._records.Host.get(host, attributes_to_get=PAUSE_ATTRIBUTES)
+        except DoesNotExist:
+            return None
+        except (AttributeDeserializationError, TypeError, ValueError) as exc:
+            log.warning("hosts: the pause of %s cannot be read (%s); it holds nothing", host, exc)
+            return None
 
     def pause_of(self, host: str, now: float) -> dict | None:
         """{until, reason, stopped} while the host is paused, else None."""
