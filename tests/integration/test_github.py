@@ -69,14 +69,14 @@ def cycles(stack, rounds: int = 2) -> None:
 
 
 def connect(storage) -> None:
-    from starfeed.sources import github_following_source
+    from starfeed.kinds.github_following import new_following
 
-    storage.sources.add(github_following_source(storage.settings, time.time()))
+    storage.sources.add(new_following(storage.settings, time.time()))
 
 
 def github_sources(storage, kind="github-user"):
-    return {s.login: s for s in storage.sources.all()
-            if s.kind == kind and s.url.startswith(storage.settings.github_api_url)}
+    return {(s.github.login if s.github else s.timeline.login if s.timeline else None): s
+            for s in storage.sources.all() if s.kind == kind and s.url.startswith(storage.settings.github_api_url)}
 
 
 def make_due(storage, sources) -> None:
@@ -98,7 +98,7 @@ def test_following_is_paginated_through_a_foreign_next_link_and_unfollowed_accou
                      "/user/1/following?per_page=100&page=3"]
     users = github_sources(storage)
     assert len(users) == 230
-    assert (users["user7"].user_id, users["user7"].last_starred_at, users["user7"].enabled) == (5007, None, True)
+    assert (users["user7"].github.user_id, users["user7"].github.last_starred_at, users["user7"].enabled) == (5007, None, True)
     assert users["user7"].url == f"{sim.url}/users/user7/starred"
     # Unfollow two, rename one: the renamed account keeps its source.
     del sim.accounts["user1"], sim.accounts["user2"]
@@ -124,10 +124,10 @@ def test_stars_arrive_as_seed_000_items_with_conditional_requests_and_stop_at_a_
     assert "per_page=100" in starred_paths[0]["path"]
     dana = github_sources(storage)["dana"]
     assert dana.entry_count == 4  # the first sync reaches 30 days back
-    assert dana.last_starred_at == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(history[-1][0]))
-    assert dana.tier == "medium" and dana.reason.startswith("star EMA")
+    assert dana.github.last_starred_at == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(history[-1][0]))
+    assert dana.github.tier == "medium" and dana.reason.startswith("star EMA")
     quiet = github_sources(storage)["quiet"]
-    assert (quiet.tier, quiet.interval) == ("low", 3600)  # seed 000's eve: the default, tier low
+    assert (quiet.github.tier, quiet.interval) == ("low", 3600)  # fewer than three stars: the default, tier low
     assert main(["source", "list", "--wide"]) == 0
     row = next(r for r in capsys.readouterr().out.splitlines() if r.startswith(quiet.source_id))
     assert " 1h " in row and " low " in row
@@ -138,7 +138,7 @@ def test_stars_arrive_as_seed_000_items_with_conditional_requests_and_stop_at_a_
     assert sim.log[-1]["if_none_match"] and sim.log[-1]["status"] == 304
     again = github_sources(storage)["dana"]
     assert again.status == "not-modified" and again.last_fetch_at > dana.last_fetch_at
-    assert (again.entry_count, again.last_starred_at, again.interval) == (4, dana.last_starred_at, dana.interval)
+    assert (again.entry_count, again.github.last_starred_at, again.interval) == (4, dana.github.last_starred_at, dana.interval)
 
     # Dana stars rust-lang/rust now (seed 000's dana, at render time newest first).
     sim.accounts["dana"].stars.append((now + 60, 0))
@@ -279,7 +279,7 @@ def test_a_rejected_token_stops_github_only_says_why_everywhere_and_connect_resu
     stack.run_cycle()
     assert storage.hosts.pause_of(storage.settings.github_host, time.time()) is None
     resumed = {e["path"].split("?")[0] for e in sim.log[requests:]}
-    assert {f"/users/{u.login}/starred" for u in users} | {"/user/following"} <= resumed
+    assert {f"/users/{u.github.login}/starred" for u in users} | {"/user/following"} <= resumed
     assert reason not in body_of(http_get(stack, "/"))
     assert main(["github", "status"]) == 0
     status = capsys.readouterr().out
@@ -354,7 +354,7 @@ def test_the_simulated_api_answers_in_githubs_own_shapes():
 
 def test_a_star_in_the_timeline_reaches_the_feed_at_its_next_read_with_no_request_for_idle_accounts(
         stack, github, capsys):
-    from starfeed.following import resume
+    from starfeed.kinds.github import resume
 
     clock = Clock()
     now = clock()
@@ -364,8 +364,8 @@ def test_a_star_in_the_timeline_reaches_the_feed_at_its_next_read_with_no_reques
     cycles(stack)
     timeline = github_sources(storage, "github-timeline")["you"]
     assert timeline.url == f"{sim.url}/users/you/received_events" and timeline.title == "GitHub timeline of you"
-    assert timeline.timeline["newest_id"] and timeline.interval == 60  # GitHub's X-Poll-Interval
-    assert timeline.timeline.get("hinted", 0) == 0  # the first read is a baseline: the first syncs took those
+    assert timeline.timeline.newest_id and timeline.interval == 60  # GitHub's X-Poll-Interval
+    assert timeline.timeline.hinted == 0  # the first read is a baseline: the first syncs took those
 
     # Dana stars rust-lang/rust; the timeline shows it (past GitHub's longest lag).
     sim.accounts["dana"].stars.append((now + 60, 0))
@@ -378,10 +378,10 @@ def test_a_star_in_the_timeline_reaches_the_feed_at_its_next_read_with_no_reques
     channel = ET.fromstring(body_of(http_get(stack, "/c/github/feed.xml"))).find("channel")
     assert channel.find("item").findtext("title") == "dana starred rust-lang/rust"
     dana = github_sources(storage)["dana"]
-    assert dana.timeline_covered and dana.interval == storage.settings.github_max_minutes * 60
+    assert dana.github.timeline_covered and dana.interval == storage.settings.github_max_minutes * 60
     assert "the timeline announces its stars" in dana.reason
     timeline = github_sources(storage, "github-timeline")["you"]
-    assert timeline.timeline["hinted"] == 1
+    assert timeline.timeline.hinted == 1
     assert main(["source", "list"]) == 0
     listed = " ".join(capsys.readouterr().out.split())
     assert f"{timeline.source_id} read " in listed and "1 star(s) hinted, the last" in listed
@@ -400,8 +400,8 @@ def test_a_star_in_the_timeline_reaches_the_feed_at_its_next_read_with_no_reques
     stack.run_cycle()
     assert sum(1 for e in sim.log[before:] if "/received_events" in e["path"]) == 3  # 300 events, all new
     dana = github_sources(storage)["dana"]
-    assert not dana.timeline_covered and dana.next_check_at <= time.time() + (dana.ewma_interarrival or HOUR)
-    assert github_sources(storage, "github-timeline")["you"].timeline["overflowed_at"]
+    assert not dana.github.timeline_covered and dana.next_check_at <= time.time() + (dana.ewma_interarrival or HOUR)
+    assert github_sources(storage, "github-timeline")["you"].timeline.overflowed_at
     assert main(["github", "status"]) == 0
     status = capsys.readouterr().out
     assert "timeline: read " in status and "last gap (over 300 events between reads)" in status
@@ -416,9 +416,9 @@ def test_a_star_in_the_timeline_reaches_the_feed_at_its_next_read_with_no_reques
     sim.timeline_status = None
 
     # A timeline switched off hints nothing more: the accounts it covered go back to their EMA.
-    storage.sources.change(dana.source_id, {"timeline_covered": True})
+    storage.sources.change(dana.source_id, {"github": replace(dana.github, timeline_covered=True)})
     assert main(["source", "disable", timeline.source_id]) == 0
-    assert not github_sources(storage)["dana"].timeline_covered
+    assert not github_sources(storage)["dana"].github.timeline_covered
     assert main(["source", "enable", timeline.source_id]) == 0
     assert github_sources(storage, "github-timeline")["you"].next_check_at is not None
 

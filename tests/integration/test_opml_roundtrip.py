@@ -10,10 +10,11 @@ from lxml import etree
 
 from origin import Reply, rss
 from starfeed.cli import main
-from starfeed.model import Source, source_id_for
+from starfeed.model import GitHubAccount, Source, source_id_for
 from starfeed.render import SOURCES_SUMMARY
 from starfeed.render.job import render_targets
-from starfeed.sources import add_source, github_following_source
+from starfeed.kinds.github_following import new_following
+from starfeed.sources import add_source
 
 PAGE = (b"<html><head><title>A page</title></head><body><article><h1>A page</h1><p>"
         + b"Words of a page without a feed. " * 20 + b"</p></article></body></html>")
@@ -53,10 +54,10 @@ def test_subscriptions_round_trip(stack, storage, capsys, origin, tmp_path):
         add_source(storage, url, created, collections[name])
     page, _ = add_source(storage, origin.serve("/rt-page", Reply(200, PAGE, {"Content-Type": "text/html"})),
                          created, kind="website")
-    following = github_following_source(storage.settings, time.time())
+    following = new_following(storage.settings, time.time())
     following.status, following.next_check_at = "ok", None
     account = Source(source_id=source_id_for(f"{storage.settings.github_api_url}/user/99"), kind="github-user",
-                     url=f"{storage.settings.github_api_url}/users/rt-octo/starred", login="rt-octo",
+                     url=f"{storage.settings.github_api_url}/users/rt-octo/starred", github=GitHubAccount(login="rt-octo"),
                      title="rt-octo", status="ok", collections=["github"], created_at=created)
     for source in (following, account):
         storage.sources.add(source)

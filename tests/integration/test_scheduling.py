@@ -106,7 +106,7 @@ def test_sync_enable_disable_polling_and_policy(stack, storage, capsys, origin):
 
 def test_a_host_allowed_several_groups_gets_them(stack, storage):
     from starfeed.model import Source
-    from starfeed.schedule.tick import message_group
+    from starfeed.schedule.dispatch import message_group
 
     settings = storage.settings
     groups = {message_group(Source(source_id=f"{n:012x}", url=f"https://api.github.com/users/u{n}/starred"), settings)

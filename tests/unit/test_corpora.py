@@ -16,7 +16,7 @@ from conftest import shared_corpus
 
 from starfeed.model import Source
 from starfeed.parse.fit import misfits
-from starfeed.parse.ingest import ingest
+from starfeed.parse.ingest import ingest, read_feed
 from starfeed.parse.text import xml_safe
 from starfeed.render.feeds import FORMATS, FeedMeta, render
 from starfeed.render.html import IndexPage, render_index
@@ -69,7 +69,7 @@ def assert_fits(ingested, where: str) -> None:
 def check(path: Path) -> int:
     source = Source(source_id="corpus", url="https://example.org/feed", created_at=0)
     content_type = "application/feed+json" if path.suffix == ".json" else None
-    ingested = ingest(path.read_bytes(), "https://example.org/feed", content_type, source, NOW, SETTINGS)
+    ingested = ingest(read_feed, path.read_bytes(), "https://example.org/feed", content_type, source, NOW, SETTINGS)
     assert_fits(ingested, path.name)
     for entry in ingested.entries:
         assert_inert(entry.content, f"{path.name}: content")
@@ -108,7 +108,7 @@ def test_json_feeds_of_the_real_feed_corpus_are_read():
     assert len(files) >= 10
     for path in files:
         source = Source(source_id="j", url="https://example.org/feed.json", created_at=0)
-        ingested = ingest(path.read_bytes(), "https://example.org/feed.json", "application/feed+json",
+        ingested = ingest(read_feed, path.read_bytes(), "https://example.org/feed.json", "application/feed+json",
                           source, NOW, SETTINGS)
         if ingested.error:
             assert "not a feed" in ingested.error, (path.name, ingested.error)
@@ -124,5 +124,5 @@ def test_inputs_that_make_feedparser_raise_are_recorded_errors():
         body = path.read_bytes()
         for content_type in (None, "application/rss+xml", "application/feed+json", "text/html"):
             for cut in (len(body), len(body) // 2, 7):  # whole, truncated, a stub
-                ingested = ingest(body[:cut], "https://example.org/feed", content_type, source, NOW, SETTINGS)
+                ingested = ingest(read_feed, body[:cut], "https://example.org/feed", content_type, source, NOW, SETTINGS)
                 assert_fits(ingested, f"{path.name} {content_type} {cut}")

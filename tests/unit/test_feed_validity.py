@@ -28,12 +28,12 @@ from conftest import SHARED, shared_corpus
 from starfeed.local import demo
 from starfeed.model import Entry, Source
 from starfeed.parse.github import star_entry, stars_of
-from starfeed.parse.ingest import ingest
+from starfeed.parse.ingest import ingest, read_feed
 from starfeed.render import choose, clean
 from starfeed.render.feeds import FeedMeta, render
 from starfeed.render.job import github_meta, mixed
 from starfeed.settings import Settings
-from starfeed.sources import github_user_source
+from starfeed.kinds.github_user import new_account
 
 VALIDATOR = SHARED / "tools" / "validate-feed"
 NOW = 1_795_262_400.0
@@ -115,7 +115,7 @@ def validator():
 
 def ingested(path: Path, source_id: str, url: str) -> tuple[Source, list[Entry]]:
     source = Source(source_id=source_id, url=url, created_at=0, last_success_at=1.0)
-    result = ingest(path.read_bytes(), url, "application/feed+json" if path.suffix == ".json" else None,
+    result = ingest(read_feed, path.read_bytes(), url, "application/feed+json" if path.suffix == ".json" else None,
                     source, NOW, SETTINGS)
     assert result.error is None, (path.name, result.error)
     source.title, source.site_url, source.language = result.title, result.link, result.language
@@ -126,7 +126,7 @@ def own_feed(source: Source, entries: list[Entry], fmt: str) -> tuple[bytes, str
     """A source's feed, as render.job writes it: its newest feed_item_limit entries."""
     meta = FeedMeta(f"s/{source.source_id}/feed", clean.shown(source).title, f"Entries from {source.url}",
                     clean.link(source.site_url) or f"{BASE}/s/{source.source_id}/feed", BASE,
-                    language=source.language, origins={source.source_id: clean.origin(source)})
+                    language=source.language, origins={source.source_id: clean.origin(source, subscribable=True, site=source.site_url)})
     return render(fmt, meta, choose.newest_first(entries)[:LIMIT], NOW), meta.self_url(fmt)
 
 
@@ -151,7 +151,7 @@ def demo_feeds() -> tuple[dict[str, Source], list[Entry]]:
     sources, entries = {}, []
     for feed in demo.FEEDS:
         source = Source(source_id=f"demo-{feed.slug}", url=origin + feed.path, created_at=0, last_success_at=1.0)
-        result = ingest(demo.render(feed, origin, start, NOW), source.url, None, source, NOW, SETTINGS)
+        result = ingest(read_feed, demo.render(feed, origin, start, NOW), source.url, None, source, NOW, SETTINGS)
         assert result.error is None, (feed.path, result.error)
         source.title, source.site_url = result.title, result.link
         sources[source.source_id] = source
@@ -168,7 +168,7 @@ def github_stars() -> tuple[dict[str, Source], list[Entry]]:
     sources, entries = {}, []
     for n, login in enumerate(["octocat", "hubot", "monalisa"]):
         account = type("Account", (), {"login": login, "user_id": 1000 + n})
-        source = github_user_source(settings, account, NOW)
+        source = new_account(settings, account, NOW)
         body = json.dumps([{"starred_at": f"2026-11-2{n}T0{k}:00:00Z",
                             "repo": {"full_name": name, "html_url": f"https://github.com/{name}",
                                      "description": text, "language": language, "stargazers_count": 1000 * k}}
@@ -237,7 +237,7 @@ def test_every_real_feed_as_its_own_feed_has_no_validator_error(validator, tmp_p
         source = Source(source_id=f"r{n:03d}", url=f"https://feeds.example.org/{name}", created_at=0,
                         last_success_at=1.0)
         path = root / name
-        result = ingest(path.read_bytes(), source.url, "application/feed+json" if path.suffix == ".json" else None,
+        result = ingest(read_feed, path.read_bytes(), source.url, "application/feed+json" if path.suffix == ".json" else None,
                         source, NOW, SETTINGS)
         if result.error:
             continue  # not a feed (JSON that is none): recorded as an error, nothing to render

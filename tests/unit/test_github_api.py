@@ -19,36 +19,36 @@ def verdict(status, headers=None, message=None):
 
 
 def test_success_and_not_modified():
-    assert verdict(200).kind == "ok"
-    assert verdict(304).kind == "not-modified"
+    assert verdict(200).answer == "ok"
+    assert verdict(304).answer == "not-modified"
 
 
 def test_an_exhausted_primary_limit_waits_for_the_reset():
     for status in (403, 429):
         v = verdict(status, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(NOW) + 1234)},
                     "API rate limit exceeded for user ID 1.")
-        assert (v.kind, v.until) == ("rate-limited", NOW + 1234)
+        assert (v.answer, v.until) == ("rate-limited", NOW + 1234)
         assert "rate limit exhausted" in v.reason
 
 
 def test_a_secondary_limit_honours_retry_after_or_waits_at_least_60_seconds():
     v = verdict(403, {"Retry-After": "120", "X-RateLimit-Remaining": "4000"}, "You have exceeded a secondary rate limit.")
-    assert (v.kind, v.until) == ("rate-limited", NOW + 120)
+    assert (v.answer, v.until) == ("rate-limited", NOW + 120)
     v = verdict(403, {}, "You have exceeded a secondary rate limit.")
-    assert (v.kind, v.until) == ("rate-limited", NOW + 60)
+    assert (v.answer, v.until) == ("rate-limited", NOW + 60)
     assert verdict(429).until == NOW + 60
 
 
 def test_401_and_a_403_that_is_no_rate_limit_reject_the_token_with_an_actionable_reason():
     for status, message in ((401, "Bad credentials"), (403, "Resource not accessible by personal access token")):
         v = verdict(status, {"X-RateLimit-Remaining": "4999"}, message)
-        assert v.kind == "rejected"
+        assert v.answer == "rejected"
         assert v.reason.startswith(f"GitHub token rejected: {status} {message}")
         assert "starfeed github connect" in v.reason
 
 
 def test_other_failures_are_this_call_only():
-    assert verdict(404, message="Not Found").kind == "failed"
+    assert verdict(404, message="Not Found").answer == "failed"
     assert classify(None, {}, b"", "could not connect: refused", NOW, SETTINGS).reason == \
         "GitHub: could not connect: refused"
 

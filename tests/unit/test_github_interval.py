@@ -4,8 +4,10 @@ import random
 
 import pytest
 
-from starfeed.model import Source
-from starfeed.schedule.github import REJECTED_PAUSE, decide_github, tier_of, user_interval
+from starfeed.model import GitHubAccount, Source
+from starfeed.parse.github import Answer
+from starfeed.schedule.github import (REJECTED_PAUSE, account_checked, after_read, following_checked, tier_of,
+                                      user_interval)
 from starfeed.settings import Settings
 
 MINUTE = 60.0
@@ -45,14 +47,15 @@ def test_bounds_never_leave_10_to_10080_minutes():
     assert quiet.minutes == 10080 and quiet.tier == "low"
 
 
-# decide_github: every verdict of a GitHub fetch -> the Decision written on the source.
+# after_read: every verdict of a GitHub fetch -> the Decision written on the source, the kind's own
+# rhythm on success.
 NOW = 1_800_000_000.0
 SETTINGS = Settings(startup_jitter=0)  # rate-limited: the next check is exactly the pause's end
 
 
 def account(**state) -> Source:
-    return Source(source_id="u", url="https://api.github.com/users/eve", kind="github-user", login="eve",
-                  status="ok", **state)
+    return Source(source_id="u", url="https://api.github.com/users/eve", kind="github-user",
+                  github=GitHubAccount(login="eve"), status="ok", **state)
 
 
 @pytest.mark.parametrize(("source", "verdict", "until", "star_times", "new", "expected"), [
@@ -98,8 +101,10 @@ def account(**state) -> Source:
                  (3600, None, "default 60 min until three stars", 0, "low", None),
                  id="polling off: not re-armed"),
 ])
-def test_decide_github(source, verdict, until, star_times, new, expected):
-    decision = decide_github(source, verdict, until, star_times, new, NOW, SETTINGS, random.Random(1))
+def test_after_read(source, verdict, until, star_times, new, expected):
+    checked = {"github-user": lambda: account_checked(source, star_times, new, NOW, SETTINGS),
+               "github-following": lambda: following_checked(source, NOW, SETTINGS)}[source.kind]
+    decision = after_read(source, Answer(verdict), until, NOW, SETTINGS, random.Random(1), checked)
     assert (decision.interval, decision.next_check_at, decision.reason, decision.consecutive_failures,
             decision.tier, decision.ewma) == expected
     assert decision.dead == (expected[1] is None and verdict == "failed")

@@ -29,7 +29,7 @@ def test_a_next_link_to_another_origin_is_not_followed_and_says_why(origin, othe
     origin.serve(FOLLOWING, Reply(200, users("a"), {"Link": f'<{other_origin.url}/user/following?page=2>; rel="next"'}))
     other_origin.serve("/user/following?page=2", Reply(200, users("b")))
     read = read_following(client(origin))
-    assert (read.verdict.kind, read.verdict.reason) == (
+    assert (read.verdict.answer, read.verdict.reason) == (
         "failed", f'GitHub: Link rel="next" points at another origin ({other_origin.url}); not followed, '
                   f"the token stays with {origin.url}")
     assert origin.hits(FOLLOWING)[0]["authorization"] == f"Bearer {TOKEN}"
@@ -42,7 +42,7 @@ def test_a_next_link_on_another_scheme_or_a_stars_read_stops_the_same_way(origin
     origin.serve("/users/bob/starred?per_page=100",
                  Reply(200, b"[]", {"Link": f'<{https}/users/bob/starred?page=2>; rel="next"'}))
     read = read_stars(client(origin), "bob", None, None, lambda uids: set(), first_sync=True, now=0)
-    assert read.verdict.kind == "failed" and f"({https})" in read.verdict.reason
+    assert read.verdict.answer == "failed" and f"({https})" in read.verdict.reason
     assert len(origin.requests) == 1
 
 
@@ -50,13 +50,13 @@ def test_a_next_link_on_the_same_origin_is_followed_even_when_relative(origin):
     origin.serve(FOLLOWING, Reply(200, users("a"), {"Link": '</user/1/following?page=2>; rel="next"'}))
     origin.serve("/user/1/following?page=2", Reply(200, users("b")))
     read = read_following(client(origin))
-    assert read.verdict.kind == "ok" and [a.login for a in read.accounts] == ["a", "b"]
+    assert read.verdict.answer == "ok" and [a.login for a in read.accounts] == ["a", "b"]
     assert origin.hits("/user/1/following?page=2")[0]["authorization"] == f"Bearer {TOKEN}"
 
 
 def test_get_refuses_to_send_the_token_to_another_origin(origin, other_origin):
     page = client(origin).get(other_origin.url + "/user")
-    assert (page.verdict.kind, page.result.status) == ("failed", None)
+    assert (page.verdict.answer, page.result.status) == ("failed", None)
     assert page.verdict.reason == f"GitHub: the token is not sent to {other_origin.url}; it stays with {origin.url}"
     assert other_origin.requests == []
 

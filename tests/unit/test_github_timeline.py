@@ -4,9 +4,10 @@ goes on to the next page, what a gap means, and how an announced account is poll
 import json
 import random
 
-from starfeed.model import Kind, Source
+from starfeed.model import GitHubAccount, Source, TimelineState
 from starfeed.parse.github import Event, events_of
-from starfeed.schedule.github import TIMELINE_POLL, decide_github, readable_state, reads_on, timeline_step
+from starfeed.schedule.github import TIMELINE_POLL, account_checked, reads_on, timeline_checked, timeline_step
+from starfeed.store.records import typed
 from starfeed.settings import Settings
 
 
@@ -39,22 +40,22 @@ def test_the_first_read_is_a_baseline_and_hints_nothing():
 
 
 def test_a_star_newer_than_the_last_read_is_hinted_once():
-    previous = {"newest_id": 30, "watch_ids": [30, 10]}
+    previous = TimelineState(newest_id=30, watch_ids=[30, 10])
     step = timeline_step([star(50, actor=9), push(40), star(30), push(20)], previous, reached_end=False)
     assert step.starred == (9,) and step.newest_id == 50 and not step.overflowed
-    again = timeline_step([star(50, actor=9), push(40), star(30)], {"newest_id": 50, "watch_ids": list(step.watch_ids)},
+    again = timeline_step([star(50, actor=9), push(40), star(30)], TimelineState(newest_id=50, watch_ids=list(step.watch_ids)),
                           reached_end=False)
     assert again.starred == ()
 
 
 def test_a_star_github_showed_late_is_hinted_though_older_than_the_last_read():
-    previous = {"newest_id": 30, "watch_ids": [30]}
+    previous = TimelineState(newest_id=30, watch_ids=[30])
     step = timeline_step([push(40), star(30), star(25, actor=11), push(20)], previous, reached_end=False)
     assert step.starred == (11,)
 
 
 def test_a_read_that_reaches_no_event_of_the_last_one_has_a_gap():
-    previous = {"newest_id": 30, "watch_ids": []}
+    previous = TimelineState(newest_id=30, watch_ids=[])
     assert timeline_step([push(n) for n in range(400, 100, -1)], previous, reached_end=False).overflowed
     # The end of the timeline (fewer than 300 events in 90 days) is no gap.
     assert not timeline_step([push(40)], previous, reached_end=True).overflowed
@@ -62,22 +63,23 @@ def test_a_read_that_reaches_no_event_of_the_last_one_has_a_gap():
 
 
 def test_the_next_page_is_read_only_while_a_whole_page_is_new():
-    previous = {"newest_id": 30}
+    previous = TimelineState(newest_id=30)
     assert reads_on([push(50), push(31)], previous)
     assert not reads_on([push(50), push(30)], previous)
     assert not reads_on([push(50)], None)  # a baseline reads one page
     assert not reads_on([], previous)
 
 
-def source(**fields) -> Source:
-    return Source(source_id="s", url="https://api.github.com/users/x/starred", kind=Kind.GITHUB_USER, **fields)
+def source(**account) -> Source:
+    return Source(source_id="s", url="https://api.github.com/users/x/starred", kind="github-user",
+                  github=GitHubAccount(login="x", **account))
 
 
 def test_an_account_the_timeline_announces_is_polled_daily_and_keeps_its_ema_and_tier():
     settings, now = Settings(), 1_800_000_000.0
     times = [now - 3 * 3600, now - 2 * 3600, now - 3600]  # a star an hour: EMA 60 min, tier high
-    plain = decide_github(source(), "ok", None, times, 3, now, settings, random.Random(1))
-    covered = decide_github(source(timeline_covered=True), "ok", None, times, 3, now, settings, random.Random(1))
+    plain = account_checked(source(), times, 3, now, settings)
+    covered = account_checked(source(timeline_covered=True), times, 3, now, settings)
     assert plain.interval == 3600 and plain.tier == "high"
     assert covered.interval == settings.github_max_minutes * 60 and covered.tier == "high"
     assert covered.ewma == plain.ewma and "timeline announces its stars" in covered.reason
@@ -85,20 +87,20 @@ def test_an_account_the_timeline_announces_is_polled_daily_and_keeps_its_ema_and
 
 def test_the_timeline_reads_at_github_s_poll_interval_never_faster_than_a_minute():
     settings, now = Settings(), 1_800_000_000.0
-    timeline = Source(source_id="t", url="https://api.github.com/users/me/received_events", kind=Kind.GITHUB_TIMELINE)
-    assert decide_github(timeline, "ok", None, [], 0, now, settings, random.Random(1)).interval == TIMELINE_POLL
-    timeline.timeline = {"poll_interval": 120}
-    decision = decide_github(timeline, "not-modified", None, [], 0, now, settings, random.Random(1))
+    timeline = Source(source_id="t", url="https://api.github.com/users/me/received_events", kind="github-timeline")
+    assert timeline_checked(timeline, now, settings).interval == TIMELINE_POLL
+    timeline.timeline = TimelineState(poll_interval=120)
+    decision = timeline_checked(timeline, now, settings)
     assert decision.interval == 120 and decision.next_check_at == now + 120 and "X-Poll-Interval: 120s" in decision.reason
-    timeline.timeline = {"poll_interval": 5}
-    assert decide_github(timeline, "ok", None, [], 0, now, settings, random.Random(1)).interval == TIMELINE_POLL
+    timeline.timeline = TimelineState(poll_interval=5)
+    assert timeline_checked(timeline, now, settings).interval == TIMELINE_POLL
 
 
 def test_a_read_without_the_known_stars_keeps_them_known_and_an_event_listed_twice_counts_once():
-    previous = {"newest_id": 30, "watch_ids": [30]}
+    previous = TimelineState(newest_id=30, watch_ids=[30])
     empty = timeline_step([], previous, reached_end=True)
     assert empty.starred == () and 30 in empty.watch_ids
-    again = timeline_step([star(30)], {"newest_id": 30, "watch_ids": list(empty.watch_ids)}, reached_end=True)
+    again = timeline_step([star(30)], TimelineState(newest_id=30, watch_ids=list(empty.watch_ids)), reached_end=True)
     assert again.starred == ()
     assert timeline_step([star(40, actor=9), star(40, actor=9), star(30)], previous, reached_end=False).starred == (9,)
 
@@ -112,19 +114,21 @@ def test_a_hostile_id_is_no_event():
 
 def test_the_next_read_counts_from_the_run_that_leased_the_timeline_and_waits_an_hour_at_most():
     settings, now = Settings(), 1_800_000_000.0
-    leased = Source(source_id="t", url="https://api.github.com/users/me/received_events", kind=Kind.GITHUB_TIMELINE,
+    leased = Source(source_id="t", url="https://api.github.com/users/me/received_events", kind="github-timeline",
                     locked_until=now - 7 + settings.lease_seconds)  # leased by a run 7 s ago
-    assert decide_github(leased, "ok", None, [], 0, now, settings, random.Random(1)).next_check_at == now - 7 + 60
-    leased.timeline = {"poll_interval": 100000}
-    assert decide_github(leased, "ok", None, [], 0, now, settings, random.Random(1)).interval == 3600
+    assert timeline_checked(leased, now, settings).next_check_at == now - 7 + 60
+    leased.timeline = TimelineState(poll_interval=100000)
+    assert timeline_checked(leased, now, settings).interval == 3600
 
 
 def test_a_timeline_state_edited_by_hand_is_read_as_far_as_it_can_be():
     settings, now = Settings(), 1_800_000_000.0
-    broken = {"newest_id": "not a number", "watch_ids": [["x"]], "poll_interval": "soon", "hinted": None}
-    assert readable_state(broken) == {} and readable_state(["a list"]) == {}
+    # As storage reads the item back (store/records.typed): what is not of its type is left out.
+    broken = typed(TimelineState | None, {"newest_id": "not a number", "watch_ids": [["x"]], "poll_interval": "soon",
+                                          "hinted": None})
+    assert broken == TimelineState() and typed(TimelineState | None, ["a list"]) is None
     assert timeline_step([star(40)], broken, reached_end=True).starred == ()  # a baseline again
     assert not reads_on([push(50)], broken)
-    timeline = Source(source_id="t", url="https://api.github.com/users/me/received_events", kind=Kind.GITHUB_TIMELINE,
+    timeline = Source(source_id="t", url="https://api.github.com/users/me/received_events", kind="github-timeline",
                       timeline=broken)
-    assert decide_github(timeline, "ok", None, [], 0, now, settings, random.Random(1)).interval == TIMELINE_POLL
+    assert timeline_checked(timeline, now, settings).interval == TIMELINE_POLL

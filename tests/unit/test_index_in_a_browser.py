@@ -11,7 +11,7 @@ import pytest
 from conftest import shared_corpus
 
 from starfeed.model import Source
-from starfeed.parse.ingest import ingest
+from starfeed.parse.ingest import ingest, read_feed
 from starfeed.parse.normalize import normalize_entries
 from starfeed.render.html import IndexPage, render_index
 from starfeed.settings import Settings
@@ -38,7 +38,7 @@ def page_with_hostile_entries() -> bytes:
     entries = normalize_entries(raw, "demo", "https://example.org/feed", now)
     source = Source(source_id="hostile", url="https://example.org/feed", created_at=0)
     for path in sorted(shared_corpus("feedparser-tests", "wellformed", "sanitize").iterdir())[:150]:
-        entries += ingest(path.read_bytes(), "https://example.org/feed", None, source, now,
+        entries += ingest(read_feed, path.read_bytes(), "https://example.org/feed", None, source, now,
                           Settings(max_article_age_days=10 ** 6)).entries
     return render_index(IndexPage("starfeed", "/feed", {"tech": 3, "news": 1}), entries,
                         {"demo": "Demo <b>source</b>", "hostile": "Sanitize corpus"},

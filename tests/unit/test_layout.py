@@ -19,12 +19,14 @@ PURE = ("starfeed.model", "starfeed.settings", "starfeed.urlpolicy", "starfeed.f
         "starfeed.parse", "starfeed.schedule", "starfeed.render", "starfeed.serve.negotiate",
         "starfeed.fetch.headers", "starfeed.enrich", "starfeed.websub.subscription")
 # Where the pure core meets storage: the jobs, the api's routes, and what the CLI and the api share.
-JOBS = ("starfeed.fetch.job", "starfeed.fetch.github_job", "starfeed.fetch.record", "starfeed.fetch.robots",
-        "starfeed.fetch.history",
-        "starfeed.render.job", "starfeed.schedule.tick", "starfeed.enrich.job",
+JOBS = ("starfeed.fetch.job", "starfeed.fetch.document", "starfeed.fetch.github_job", "starfeed.fetch.record",
+        "starfeed.fetch.robots", "starfeed.fetch.history",
+        "starfeed.render.job", "starfeed.schedule.tick", "starfeed.schedule.dispatch", "starfeed.enrich.job",
+        # The source kinds: each fetches, and what it stores is its own (starfeed/kinds).
+        "starfeed.kinds",
         # The analyzer that calls a model: the enrich job's edge to Bedrock.
         "starfeed.enrich.bedrock")
-STORAGE_USERS = JOBS + ("starfeed.serve", "starfeed.websub.callback", "starfeed.sources", "starfeed.subscribe", "starfeed.following", "starfeed.taps",
+STORAGE_USERS = JOBS + ("starfeed.serve", "starfeed.websub.callback", "starfeed.sources", "starfeed.subscribe", "starfeed.taps",
                         "starfeed.deployment", "starfeed.cli", "starfeed.local", "starfeed.bench")
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from starfeed.model import Source
 from starfeed.parse.fit import misfits
-from starfeed.parse.ingest import ingest
+from starfeed.parse.ingest import ingest, read_feed
 from starfeed.parse.normalize import normalize_entries, struct_to_rfc3339
 from starfeed.parse.text import xml_safe
 from starfeed.render.feeds import FORMATS, FeedMeta, render
@@ -148,7 +148,7 @@ json_items = st.one_of(anything, st.fixed_dictionaries({}, optional={
                                         "feed_url": either(urls), "description": anything}))
 def test_a_json_feed_of_any_member_types_ingests(document):
     body = json.dumps(document, allow_nan=True).encode("utf-8", "surrogatepass")
-    ingested = ingest(body, FEED, "application/feed+json", Source("s", FEED), NOW, LIMITS)
+    ingested = ingest(read_feed, body, FEED, "application/feed+json", Source("s", FEED), NOW, LIMITS)
     assert ingested.error is None, ingested.error
     assert ingested.title is None or xml_safe(ingested.title) == ingested.title
     assert ingested.link is None or ingested.link.startswith(("http://", "https://"))
@@ -170,7 +170,7 @@ PREFIXES = [b"", b"<?xml version='1.0'?><rss version='2.0'><channel><item><title
        st.sampled_from(["feed", "website"]))
 def test_ingest_never_raises_on_any_bytes(prefix, tail, content_type, kind):
     source = Source("s", FEED, kind=kind)
-    ingested = ingest(prefix + tail, FEED, content_type, source, NOW, LIMITS)
+    ingested = ingest(read_feed, prefix + tail, FEED, content_type, source, NOW, LIMITS)
     assert ingested.error is None or (ingested.error and xml_safe(ingested.error) == ingested.error)
     for entry in ingested.entries:
         assert_fits(entry)

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from starfeed import observe
-from starfeed.fetch.stage import NOT_FETCHED
+from starfeed.model import FailureClass, failure_class
 
 FIELDS = {"feed_id": "abc123", "url": "https://example.org/feed.xml", "host": "example.org", "kind": "feed",
           "decision_reason": "rhythm", "http_status": 503, "interval_before": 900, "interval_after": 1800,
@@ -19,13 +19,12 @@ FIELDS = {"feed_id": "abc123", "url": "https://example.org/feed.xml", "host": "e
 
 
 def test_status_classes_separate_the_publishers_faults_from_ours():
-    cases = [((200, None), None), ((404, "404 Not Found"), "4xx"), ((502, "HTTP 502"), "5xx"),
-             ((None, "could not connect"), "network"), ((200, "not a feed"), "content"),
-             ((200, "store: Throttling: slow down"), "starfeed"),
+    cases = [(failure_class(404), "4xx"), (failure_class(502), "5xx"), (failure_class(None), "network"),
+             (failure_class(200), "content"), (FailureClass.OURS, "starfeed"),
              # robots.txt's refusal: no request was made, and the publisher said no.
-             ((None, f"{NOT_FETCHED}disallowed by https://example.org/robots.txt (checked again when due)"), "4xx")]
-    assert [observe.status_class(*args) for args, _ in cases] == [expected for _, expected in cases]
-    assert {expected for _, expected in cases} - {None} == set(observe.STATUS_CLASSES)  # each one reachable
+             (failure_class(None, refused=True), "4xx")]
+    assert [failure.metric for failure, _ in cases] == [expected for _, expected in cases]
+    assert {expected for _, expected in cases} == set(observe.STATUS_CLASSES)  # each one reachable
 
 
 def test_wire_bytes_and_compression_ratio():
@@ -65,7 +64,7 @@ def _lines(text: str) -> list[dict]:
 
 
 def test_a_fetch_logs_one_json_line_with_the_invocations_keys(json_logs):
-    log = logging.getLogger("starfeed.fetch.job")
+    log = logging.getLogger("starfeed.fetch.document")
 
     @observe.handler
     def handler(event, context):

@@ -17,7 +17,7 @@ from starfeed.model import Source
 from starfeed.parse import ingest as ingest_module
 from starfeed.parse.feed import parse_feed
 from starfeed.parse.fit import MAX_STORED_BYTES, misfits, stored_size
-from starfeed.parse.ingest import ingest
+from starfeed.parse.ingest import ingest, read_feed
 from starfeed.parse.normalize import normalize_entries
 from starfeed.parse.text import truncate_html, utf8_size
 from starfeed.render.feeds import FORMATS, FeedMeta, render
@@ -47,7 +47,7 @@ def test_every_input_has_its_expected_results():
 
 @pytest.mark.parametrize("path", CASES, ids=[p.name for p in CASES])
 def test_a_poisoned_feed_ingests_to_what_is_expected(path):
-    ingested = ingest(path.read_bytes(), URL, None, SOURCE, NOW, SETTINGS)
+    ingested = ingest(read_feed, path.read_bytes(), URL, None, SOURCE, NOW, SETTINGS)
     expected = json.loads(path.with_name(path.name + ".expected.json").read_text())
     assert matches(ingested.error, expected["error"]), ingested.error
     for key in ("title", "link", "warnings"):
@@ -146,7 +146,7 @@ def test_ingest_never_raises_and_names_the_stage(monkeypatch):
 
     monkeypatch.setattr(ingest_module, "normalize_entries", broken)
     body = (DATA / "hugo-zero-date.xml").read_bytes()
-    assert ingest(body, URL, None, SOURCE, NOW, SETTINGS).error == "parse: RuntimeError: boom in the normalizer"
+    assert ingest(read_feed, body, URL, None, SOURCE, NOW, SETTINGS).error == "parse: RuntimeError: boom in the normalizer"
 
 
 def test_feedparser_raising_is_a_recorded_error(monkeypatch):

@@ -79,13 +79,13 @@ def test_html_index_escapes_everything():
 
 
 def test_attribution_names_a_feed_a_reader_can_subscribe_to():
-    from starfeed.model import Source
+    from starfeed.model import GitHubAccount, Source
     from starfeed.render.job import origins
 
     named = origins({"f": Source("f", "https://e.example/feed.xml", title="F", site_url="https://e.example/"),
                      "t": Source("t", "https://u:pw@e.example/f?token=s3cret", title="T"),
                      "g": Source("g", "https://api.github.com/users/octocat/starred", kind="github-user",
-                                 login="octocat", title="octocat"),
+                                 github=GitHubAccount(login="octocat"), title="octocat"),
                      "w": Source("w", "https://e.example/page", kind="website", title="W")}, "https://feeds.test/")
     assert (named["f"].feed_url, named["f"].site_url) == ("https://e.example/feed.xml", "https://e.example/")
     # Redacted credentials, a web page or GitHub's API are no feed to subscribe to: ours of them is.

@@ -20,7 +20,7 @@ from lxml import etree
 
 from starfeed import __version__
 from starfeed.model import Entry, Source
-from starfeed.parse.ingest import ingest
+from starfeed.parse.ingest import ingest, read_feed
 from starfeed.render import choose, clean
 from starfeed.render.feeds import FORMATS, FeedMeta, render
 from starfeed.settings import Settings
@@ -54,7 +54,7 @@ def load(name: str) -> Case:
     # Not a first fetch: the first-poll filters (undated, older than the subscription) stay out.
     source = Source(source_id=source_id, url=URLS[name], created_at=0, last_success_at=1.0)
     content_type = "application/feed+json" if path.suffix == ".json" else None
-    ingested = ingest(path.read_bytes(), URLS[name], content_type, source, NOW, SETTINGS)
+    ingested = ingest(read_feed, path.read_bytes(), URLS[name], content_type, source, NOW, SETTINGS)
     assert ingested.error is None, ingested.error
     source.title, source.site_url, source.language = ingested.title, ingested.link, ingested.language
     return Case(name, source, ingested.entries)
@@ -69,7 +69,7 @@ def source_feed(case: Case, fmt: str) -> bytes:
     source = case.source
     meta = FeedMeta(f"s/{source.source_id}/feed", source.title, f"Entries from {source.url}",
                     source.site_url, BASE, language=source.language,
-                    origins={source.source_id: clean.origin(source)})
+                    origins={source.source_id: clean.origin(source, subscribable=True, site=source.site_url)})
     return render(fmt, meta, choose.newest_first(case.entries), BUILT)
 
 
@@ -78,7 +78,7 @@ def aggregate(fmt: str) -> bytes:
     loaded = cases()
     entries = choose.for_readers([e for case in loaded for e in case.entries], 50)
     meta = FeedMeta("feed", "starfeed", "Everything starfeed follows", BASE + "/", BASE,
-                    origins={case.source.source_id: clean.origin(case.source) for case in loaded},
+                    origins={case.source.source_id: clean.origin(case.source, subscribable=True, site=case.source.site_url) for case in loaded},
                     attribute=True)
     return render(fmt, meta, entries, BUILT)
 

@@ -13,6 +13,7 @@ from starfeed.model import Entry, Source
 from starfeed.render import feeds
 from starfeed.render.feeds import FORMATS, FeedMeta, render
 from starfeed.render.html import IndexPage, render_index
+from starfeed.kinds.registry import FEED
 from starfeed.render.opml import published_opml, subscriptions_opml
 
 BUILT = 1_795_262_400.0
@@ -188,8 +189,9 @@ def test_opml_files_are_well_formed_safe_and_redacted():
                source(3, enabled=False, title="Disabled"),
                source(4, status="new", title="Never fetched"),
                source(5, url="javascript:alert(1)", title="Stored before the policy")]
-    published = published_opml(BASE, sources, {"tech": 1, "\x00": 1}, BUILT)
-    subscriptions = subscriptions_opml(sources, BUILT, "https://feeds.example")
+    published = published_opml(BASE, [s for s in sources if FEED.published(s)], {"tech": 1, "\x00": 1}, BUILT)
+    subscriptions = subscriptions_opml([FEED.subscription(s, "https://feeds.example") for s in sources if s.enabled],
+                                       BUILT)
     for document in (published, subscriptions):
         root = etree.fromstring(document)
         text = document.decode()

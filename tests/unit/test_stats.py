@@ -48,7 +48,7 @@ def test_the_dashboard_shows_the_summary_rows_redacted_and_as_of_when():
                       consecutive_failures=3, last_fetch_at=100.0,
                       last_error="HTTP 500 from https://example.org/f?token=s3cret&x=1\x00"),
                Source(source_id="b2", url="https://example.org/ok.xml", title="Fine <b>", enabled=False)]
-    rows, built_at = loads(dumps([row_of(s) for s in sources], 1_795_262_400.0))
+    rows, built_at = loads(dumps([row_of(s, s.enabled and s.status != "new") for s in sources], 1_795_262_400.0))
     assert built_at == 1_795_262_400.0 and [r.source_id for r in rows] == ["a1", "b2"]
     assert rows[0].title == rows[0].url == "https://example.org/f?token=REDACTED"
     assert rows[0].last_error == "HTTP 500 from https://example.org/f?token=REDACTED&x=1"

@@ -13,7 +13,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from starfeed.fetch.http import FetchResult, fetch
-from starfeed.model import Kind, Source, source_id_for
+from starfeed.kinds.registry import FEED, WEBSITE
+from starfeed.model import Source, source_id_for
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.settings import Settings
 
@@ -100,13 +101,13 @@ def _ingest(target: str, body: bytes, url: str, content_type: str | None, settin
             website: bool, unfiltered: bool, now: float | None, backfill: int) -> Inspection:
     now = time.time() if now is None else now
     # As for a new source: created now, never polled, with the default settings.
-    source = Source(source_id=source_id_for(target), url=url, created_at=now,
-                    kind=Kind.WEBSITE if website else Kind.FEED, backfill=backfill)
+    kind = WEBSITE if website else FEED
+    source = Source(source_id=source_id_for(target), url=url, created_at=now, kind=kind.name, backfill=backfill)
     if unfiltered:
         source.created_at, source.last_success_at = 0.0, now
         settings = replace(settings, max_article_age_days=10 ** 6)
     started = time.process_time()
-    ingested = ingest(body, url, content_type, source, now, settings)
+    ingested = ingest(kind.read, body, url, content_type, source, now, settings)
     return Inspection(target, ingested, None, None, time.process_time() - started,
                       len(body), list(ingested.warnings))
 

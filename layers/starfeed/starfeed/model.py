@@ -5,8 +5,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 from urllib.parse import urlsplit
 
 
@@ -48,19 +50,38 @@ def _public_suffixes():
     return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
 
 
-class Kind(StrEnum):
-    """What a source is: how it is fetched and read."""
+class Policy(StrEnum):
+    """What a failed fetch does to a source's schedule (docs/design.md#failure-policies)."""
 
-    FEED = "feed"  # RSS, Atom or JSON Feed
-    WEBSITE = "website"  # a page whose main article is followed (seed 002)
-    GITHUB_FOLLOWING = "github-following"  # the token's follow list (seed 000)
-    GITHUB_USER = "github-user"  # one followed account's stars
-    GITHUB_TIMELINE = "github-timeline"  # the token's user's received events: hints of new stars
+    BACKOFF = "backoff"  # wait 2^failures times its interval, capped; the circuit breaker parks it
+    ONE_STRIKE = "one-strike"  # parked at its first failure, until `source sync`
 
 
-GITHUB_KINDS = frozenset({Kind.GITHUB_FOLLOWING, Kind.GITHUB_USER, Kind.GITHUB_TIMELINE})
-# GitHub sources that publish nothing of their own: they only keep the accounts' sources going.
-GITHUB_HELPERS = frozenset({Kind.GITHUB_FOLLOWING, Kind.GITHUB_TIMELINE})
+class FailureClass(StrEnum):
+    """Whose a failed fetch is, as `starfeed status` and the FetchErrors metric count it."""
+
+    OURS = "starfeed"  # a stage of starfeed's broke: counted against its error budget
+    NETWORK = "network"  # no answer: DNS, connection, TLS, timeout
+    REFUSED = "refused"  # not asked: the site's robots.txt disallows it (a 4xx for the metric)
+    CLIENT = "4xx"
+    SERVER = "5xx"
+    CONTENT = "content"  # an answer that is no usable document
+
+    @property
+    def metric(self) -> str:
+        """Its FetchErrors dimension: a robots.txt refusal is the publisher's 403."""
+        return FailureClass.CLIENT.value if self is FailureClass.REFUSED else self.value
+
+
+def failure_class(http_status: int | None, refused: bool = False) -> FailureClass:
+    """The class of a failure the publisher's side gave (a stage of ours has its own)."""
+    if http_status is None:
+        return FailureClass.REFUSED if refused else FailureClass.NETWORK
+    if http_status >= 500:
+        return FailureClass.SERVER
+    if http_status >= 400:
+        return FailureClass.CLIENT
+    return FailureClass.CONTENT
 
 
 class Status(StrEnum):
@@ -86,35 +107,80 @@ def outcome_of(fetch: dict) -> str:
     return str(fetch.get("outcome") or (SUCCEEDED_BY_STATUS.get(status) if isinstance(status, int) else None) or "-")
 
 
+# Fields a person sets (the CLI, the REST API) or that their own protocol writes as it changes (a
+# WebSub subscription, which a hub may verify before the fetch that asked for it is written): a
+# fetch's outcome never writes them (store/sources.py finish_fetch).
+SET_BY_HAND = {"set_by": "hand"}
+
+
+def by_hand(default: Any = None, *, factory: Callable[[], Any] | None = None) -> Any:
+    """A Source field a fetch never writes (SET_BY_HAND)."""
+    if factory is not None:
+        return field(default_factory=factory, metadata=SET_BY_HAND)
+    return field(default=default, metadata=SET_BY_HAND)
+
+
+def set_by_hand(name: str) -> bool:
+    return bool(Source.__dataclass_fields__[name].metadata.get("set_by") == "hand")
+
+
+@dataclass
+class GitHubAccount:
+    """What a followed GitHub account's source knows of it (kind github-user)."""
+
+    login: str = ""
+    user_id: int | None = None
+    last_starred_at: str | None = None  # RFC 3339: the newest star stored
+    tier: str | None = None  # high | medium | low (docs/design.md#github-accounts)
+    # When the timeline last made it due, and whether its latest new stars came by such a hint
+    # (then its own poll may stretch to the safety net's).
+    hinted_at: float | None = None
+    timeline_covered: bool = False
+
+
+@dataclass
+class TimelineState:
+    """The received-events timeline's reads (kind github-timeline)."""
+
+    login: str | None = None  # the token's user, asked of GitHub at the first read
+    read_at: float | None = None
+    newest_id: int | None = None
+    watch_ids: list[int] = field(default_factory=list)  # the star events read, newest first
+    poll_interval: float | None = None  # GitHub's X-Poll-Interval, seconds
+    hinted: int = 0  # stars it announced, ever
+    last_hinted_at: float | None = None
+    overflowed_at: float | None = None  # its last gap: more events between reads than GitHub keeps
+
+
 @dataclass
 class Source:
-    source_id: str
+    source_id: str = field(metadata=SET_BY_HAND)
     url: str
-    kind: Kind = Kind.FEED
+    kind: str = by_hand("feed")  # a registered kind's name (starfeed.kinds)
     title: str | None = None
     site_url: str | None = None
-    created_at: float = 0.0
-    enabled: bool = True
-    polling: bool = True
-    collections: list[str] = field(default_factory=list)
-    root_domain: str | None = None  # seed 004's site key; storage derives it from the URL
-    # Seed 004: drop items whose link leaves the feed's host. Off by default: link blogs,
-    # aggregators and feed proxies rightly link elsewhere.
-    enforce_feed_domain: bool = False
-    # Keep the newest N entries of the first fetch whatever seed 002's first-poll and age
-    # filters say (`source add --backfill N`): a new subscription then starts with its history.
-    backfill: int = 0
-    # Seed 004's deframing: each new entry goes to the enricher, which stores an analyzer_result.
-    deframe: bool = False
-    prompt: str | None = None  # the analyzer's system prompt for this source; None: the default
+    created_at: float = by_hand(0.0)
+    enabled: bool = True  # a fetch may disable it (410 Gone); only a person enables it
+    polling: bool = by_hand(True)
+    collections: list[str] = by_hand(factory=list)
+    root_domain: str | None = by_hand()  # the site key of /api/site; storage derives it from the URL
+    # Drop items whose link leaves the feed's host. Off by default: link blogs, aggregators and
+    # feed proxies rightly link elsewhere.
+    enforce_feed_domain: bool = by_hand(False)
+    # Keep the newest N entries of the first fetch whatever the new-subscription and age filters
+    # say (`source add --backfill N`): a new subscription then starts with its history.
+    backfill: int = by_hand(0)
+    # Deframing: each new entry goes to the enricher, which stores an analyzer_result.
+    deframe: bool = by_hand(False)
+    prompt: str | None = by_hand()  # the analyzer's system prompt for this source; None: the default
     # The analyzer's last failure on one of its entries (cleared by its next success).
     analysis_error: str | None = None
     # Soft delete (`source remove`): never fetched or served until `source restore`.
-    deleted_at: float | None = None
+    deleted_at: float | None = by_hand()
     # WebSub (websub/subscription.py): {hub, topic, token, state, requested_at, expires_at, reason,
     # renewing}; the secret apart, never shown.
-    push: dict | None = None
-    push_secret: str | None = None
+    push: dict | None = by_hand()
+    push_secret: str | None = by_hand()
     # The walk of its archive (fetch/history.py): {state, documents, entries, reason, at,
     # started_at, finished_at}; None when never asked for.
     history: dict | None = None
@@ -130,22 +196,23 @@ class Source:
     status: Status = Status.NEW
     http_status: int | None = None
     last_error: str | None = None
+    failure: FailureClass | None = None  # the last error's class
     last_fetch_at: float | None = None
     last_success_at: float | None = None
     consecutive_failures: int = 0
     entry_count: int = 0  # entries stored, ever
     last_dropped: dict[str, int] = field(default_factory=dict)  # the last fetch's filters: reason -> count
-    # The last fetches, newest first: {fetch_id, at, status, outcome, ms}, the keys with a value
-    # (an outcome its status says left out: outcome_of).
+    # The last fetches, newest first: {fetch_id, at, status, outcome, class, ms}, the keys with a
+    # value (an outcome its status says left out: outcome_of).
     fetch_history: list[dict] = field(default_factory=list)
     # A permanent redirect is followed for good once it persists (settings.redirect_persistence).
     redirect_url: str | None = None
     redirect_count: int = 0
     url_changes: list[dict] = field(default_factory=list)  # {from, to, at}
     # Scheduling policy and state.
-    policy: str = "backoff"  # backoff (seed 002) | one-strike (seed 004)
-    min_interval: int | None = None  # per-source overrides of the global clamps (seconds)
-    max_interval: int | None = None
+    policy: Policy = by_hand(Policy.BACKOFF)
+    min_interval: int | None = by_hand()  # per-source overrides of the global clamps (seconds)
+    max_interval: int | None = by_hand()
     publications: list[float] = field(default_factory=list)  # the latest 20, ascending
     ewma_interarrival: float | None = None  # seconds
     hour_counts: list[int] = field(default_factory=list)  # publications per UTC hour (rhythm)
@@ -155,20 +222,11 @@ class Source:
     interval: int = 0
     reason: str | None = None
     next_check_at: float | None = None
-    locked_until: float | None = None
+    locked_until: float | None = by_hand()  # the lease: taken by the scheduler, released with the outcome
 
-    # GitHub accounts (kind github-user; seed 000).
-    login: str | None = None
-    user_id: int | None = None
-    last_starred_at: str | None = None
-    tier: str | None = None  # high | medium | low, as seed 000 labels it
-    # The received-events timeline (schedule/github.py): when it last made this account due, and
-    # whether the account's latest new stars came by such a hint (then its poll may stretch).
-    hinted_at: float | None = None
-    timeline_covered: bool = False
-    # Kind github-timeline: {read_at, newest_id, watch_ids, poll_interval, hinted, last_hinted_at,
-    # overflowed_at}; None until its first read.
-    timeline: dict | None = None
+    # Kind-specific state: a followed GitHub account's, and the GitHub timeline's.
+    github: GitHubAccount | None = None
+    timeline: TimelineState | None = None
 
     @property
     def host(self) -> str:
@@ -243,6 +301,7 @@ class FetchOutcome:
     skip_hours: tuple[int, ...] = ()
     skip_days: tuple[str, ...] = ()
     publications: tuple[float, ...] = ()  # publication times seen in the document
+    failure: FailureClass | None = None  # whose failure it is, when it failed
 
     @property
     def failed(self) -> bool:

@@ -31,7 +31,7 @@ from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-from starfeed.fetch.stage import is_ours, is_refused
+from starfeed.model import FailureClass
 
 SERVICE = "starfeed"  # the logger's name (every starfeed.* logger reports through it) and the service
 NAMESPACE = "starfeed"
@@ -59,8 +59,8 @@ STATUS_CLASS = "status_class"
 # document that cannot be read) or starfeed's own (a stage of ours broke): only "starfeed"
 # counts against seed 003's 2% budget.
 # Without detailed metrics the publisher's four are sent as one, PUBLISHER (the logs keep them).
-STATUS_CLASSES = ("4xx", "5xx", "network", "content", "starfeed")
-OURS, PUBLISHER = "starfeed", "publisher"
+STATUS_CLASSES = tuple(dict.fromkeys(c.metric for c in FailureClass))  # a failed fetch's class
+OURS, PUBLISHER = FailureClass.OURS.value, "publisher"
 
 METRICS: dict[str, tuple[str, str | None]] = {
     FETCHES: (MetricUnit.Count.value, None),
@@ -269,21 +269,6 @@ def handler(function: Callable) -> Callable:
 
 
 # A fetch's figures ----------------------------------------------------------------------------
-
-def status_class(http_status: int | None, error: str | None) -> str | None:
-    """A failed fetch's class for FetchErrors; None when it did not fail."""
-    if not error:
-        return None
-    if is_ours(error):
-        return OURS
-    if http_status is None:
-        return "4xx" if is_refused(error) else "network"  # robots.txt's refusal is the publisher's 403
-    if http_status >= 500:
-        return "5xx"
-    if http_status >= 400:
-        return "4xx"
-    return "content"
-
 
 def wire_bytes(headers, body: bytes) -> tuple[int, float | None]:
     """(bytes received, decoded/received) for a response: a compressed body's Content-Length is

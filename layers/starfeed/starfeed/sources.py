@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from starfeed.model import Kind, Source, root_domain_of, source_id_for
-from starfeed.schedule.github import TIMELINE_POLL
+from starfeed.model import Source, root_domain_of, source_id_for
 from starfeed.store import Storage
 from starfeed.store.limits import PARTITION_KEY_BYTES
 
@@ -64,41 +63,8 @@ def spelled(url: str) -> str:
     return url.split("#", 1)[0] if target.userinfo else target.url
 
 
-GITHUB_COLLECTION = "github"  # every followed GitHub account joins it; its feed is seed 000's
+GITHUB_COLLECTION = "github"  # every followed GitHub account joins it: the GitHub feed
 GITHUB_PAGES = ["feed", f"c/{GITHUB_COLLECTION}/feed"]  # the render targets that show GitHub's state
-
-
-def github_following_source(settings, now: float) -> Source:
-    """The follow list of the token's user (seed 000): one per deployment, re-synced daily."""
-    url = f"{settings.github_api_url.rstrip('/')}/user/following"
-    return Source(source_id=source_id_for(url), url=url, kind=Kind.GITHUB_FOLLOWING, created_at=now,
-                  title="GitHub follow list", next_check_at=now, root_domain=root_domain_of(url) or None)
-
-
-def github_timeline_source(settings, now: float) -> Source:
-    """The token's user's received events (issue 19): hints that a followed account starred. Its
-    URL names the user once its first read has asked GitHub who that is. First read a minute on,
-    after the accounts' first syncs have their turn (`github connect` makes it due at once)."""
-    api = settings.github_api_url.rstrip("/")
-    return Source(source_id=source_id_for(f"{api}/received_events"), url=f"{api}/user", kind=Kind.GITHUB_TIMELINE,
-                  created_at=now, title="GitHub timeline", next_check_at=now + TIMELINE_POLL,
-                  root_domain=root_domain_of(api) or None)
-
-
-def github_user_key(api: str, user_id: int) -> str:
-    """What a followed account's source id is made from: its numeric id, which a rename keeps."""
-    return f"{api.rstrip('/')}/user/{user_id}"
-
-
-def github_user_source(settings, account, now: float) -> Source:
-    """A followed account, keyed by its numeric id so a renamed account keeps its stars. Due at
-    once: the GitHub host's message groups already cap the calls in flight, so no jitter."""
-    api = settings.github_api_url.rstrip("/")
-    url = f"{api}/users/{account.login}/starred"
-    return Source(source_id=source_id_for(github_user_key(api, account.user_id)), kind=Kind.GITHUB_USER,
-                  url=url, title=account.login, login=account.login,
-                  user_id=account.user_id, created_at=now, collections=[GITHUB_COLLECTION], tier="low",
-                  next_check_at=now, root_domain=root_domain_of(url) or None)
 
 
 def add_source(storage: Storage, url: str, now: float, collections: list[str] | None = None,

@@ -15,8 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from starfeed.fetch.stage import is_ours
-from starfeed.model import Source, outcome_of
+from starfeed.model import FailureClass, Source, outcome_of
 from starfeed.parse.normalize import rfc3339
 from starfeed.schedule import freshness
 
@@ -50,8 +49,8 @@ def slos(sources: list[Source], now: float, period: float) -> Slos:
     since = rfc3339(now - DAY)
     records = [r for s in sources for r in s.fetch_history if isinstance(r, dict) and str(r.get("at", "")) >= since]
     durations = sorted(r["ms"] for r in records if isinstance(r.get("ms"), (int, float)))
-    failed = [outcome for outcome in map(outcome_of, records) if outcome not in SUCCEEDED]
-    ours = sum(1 for outcome in failed if is_ours(outcome))
+    failed = [r for r in records if outcome_of(r) not in SUCCEEDED]
+    ours = sum(1 for r in failed if r.get("class") == FailureClass.OURS)
     on_time, scheduled = freshness.measured(sources, now, period)
     return Slos(len(records), _p99(durations), ours, len(failed) - ours, scheduled, scheduled - on_time)
 

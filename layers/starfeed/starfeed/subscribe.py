@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 
 from starfeed.fetch.http import fetch
 from starfeed.fetch.stage import describe
-from starfeed.following import timeline_stopped
+from starfeed.kinds.github import timeline_stopped
 from starfeed.inspect import Inspection, inspect_fetched
-from starfeed.model import Kind, Source, host_key_of
+from starfeed.kinds.github_following import new_following
+from starfeed.kinds.registry import FEED, WEBSITE, kind_of
+from starfeed.model import Source, host_key_of
 from starfeed.parse.html import FeedLink, discover_feeds, looks_like_html
-from starfeed.render import SOURCES_SUMMARY, targets_for
+from starfeed.render import SOURCES_SUMMARY
 from starfeed.settings import Settings
-from starfeed.sources import (BadSource, OpmlFeed, add_source, github_following_source, new_source, own_feed,
-                              subscribed)
+from starfeed.sources import BadSource, OpmlFeed, add_source, new_source, own_feed, subscribed
 from starfeed.store import Storage
 
 CHECKS_IN_FLIGHT = 8  # an OPML import checks this many feeds at once, at most 2 per host
@@ -90,7 +91,7 @@ def subscribe_url(storage: Storage, url: str, now: float, *, collections: list[s
     subscribed already is found (and restored if it was removed); else it is fetched once (an HTML
     page gives the feed it announces, the Nth with pick; pick 0 only lists them) and subscribed,
     due now. Raises Refused with the reason."""
-    kind = Kind.WEBSITE if website else Kind.FEED
+    kind = (WEBSITE if website else FEED).name
     try:
         url = new_source(url, 0, collections, kind=kind, backfill=backfill, no_root_domain=True).url
     except BadSource as exc:
@@ -135,9 +136,9 @@ def _found(storage: Storage, source: Source, now: float, asked: dict, checked: C
         for collection in joined:
             storage.collections.join(collection, source.source_id, has_entries=True)
         if render:
-            request_renders(storage, targets_for(source))
+            request_renders(storage, kind_of(source).targets(source))
     kept = {"deframe": (asked.get("deframe") and not source.deframe, "`starfeed source deframe ID on`"),
-            "website": (asked.get("website") and source.kind != Kind.WEBSITE, "remove it and subscribe again"),
+            "website": (asked.get("website") and not kind_of(source).crawled, "remove it and subscribe again"),
             "enforce_domain": (asked.get("enforce_domain") and not source.enforce_feed_domain, "not changeable"),
             "backfill": (asked.get("backfill", 0) > 0, "only a first fetch backfills"),
             "no_root_domain": (asked.get("no_root_domain") and source.root_domain is not None,
@@ -326,10 +327,10 @@ def _rerender(storage: Storage, source: Source | None) -> None:
     """Every feed the source appears in, its own included (the renderer deletes that one when the
     source is gone or disabled), and the views that list every source."""
     if source is not None:
-        request_renders(storage, targets_for(source))
+        request_renders(storage, kind_of(source).targets(source))
 
 
-# Seed 004's root domain: a lower-case host name (example.com, localhost, 127.0.0.1).
+# A root domain: a lower-case host name (example.com, localhost, 127.0.0.1).
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 ROOT_DOMAIN = re.compile(rf"(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*")
 
@@ -384,7 +385,7 @@ def import_known(storage: Storage, feed: OpmlFeed, existing: dict[str, Source], 
     cannot take, one subscribed already (it joins the file's folders it was not in); else None."""
     target = own_feed(feed.url, storage.settings.public_url)
     if target == "c/github/feed":
-        following = github_following_source(storage.settings, 0)
+        following = new_following(storage.settings, 0)
         if storage.sources.get(following.source_id):
             return Imported("already subscribed", f"{feed.url}: starfeed's own GitHub feed, of the accounts you follow")
         return Imported("skipped", f"{feed.url}: starfeed's own GitHub feed; `starfeed github connect` "
@@ -408,7 +409,7 @@ def import_known(storage: Storage, feed: OpmlFeed, existing: dict[str, Source], 
     text = f"{source.source_id} {source.url}" + (", restored: it had been removed" if restored else "") \
         + (f", now also in {', '.join(joined)}" if joined else "")
     return Imported("added" if restored else "already subscribed", text,
-                    targets=targets_for(source) if joined else [])
+                    targets=kind_of(source).targets(source) if joined else [])
 
 
 def checked(feeds: list[OpmlFeed], settings: Settings, no_check: bool,

@@ -2,7 +2,7 @@
 week, against the simulated GitHub API on loopback (real HTTP, real ETags, real rate-limit headers).
 
 The code under test is starfeed's own: the GitHub client, read_following, read_stars (conditional
-first page, stop at a known star), decide_github (seed 000's EMA and its clamps), and read_timeline
+first page, stop at a known star), account_checked (the accounts' EMA and its clamps), and read_timeline
 with timeline_step (the received-events hints). Only storage is a dictionary here, so a week of
 polling runs in about a minute; the scheduler ticks every 5 minutes (the deployed default) on a
 simulated clock, which the simulated API shares.
@@ -26,13 +26,14 @@ import math
 import random
 import sys
 from collections import Counter
+from dataclasses import replace
 
 from starfeed.fetch.github import GitHub, read_following, read_stars, read_timeline
 from starfeed.fetch.record import apply_decision
 from starfeed.local.github_sim import LIMIT, WINDOW, GitHubSim, population
-from starfeed.model import Source, Status
-from starfeed.parse.github import star_uid
-from starfeed.schedule.github import decide_github, timeline_step
+from starfeed.model import GitHubAccount, Source, Status, TimelineState
+from starfeed.parse.github import Answer, star_uid
+from starfeed.schedule.github import account_checked, timeline_step
 from starfeed.settings import Settings
 
 TICK = 300
@@ -46,56 +47,63 @@ class Follower:
 
     def __init__(self, github: GitHub, settings: Settings, logins: list, rng: random.Random):
         self.github, self.settings, self.rng = github, settings, rng
-        self.users = {a.login: Source(source_id=str(a.user_id), url="", login=a.login, user_id=a.user_id,
-                                      status="new", next_check_at=START) for a in logins}
-        self.by_id = {u.user_id: u for u in self.users.values()}
+        self.users = {a.login: Source(source_id=str(a.user_id), url="", status=Status.NEW, next_check_at=START,
+                                      github=GitHubAccount(login=a.login, user_id=a.user_id)) for a in logins}
+        self.by_id = {a.user_id: self.users[a.login] for a in logins}
         self.known: dict[str, set[str]] = {login: set() for login in self.users}
         self.delays: list[float] = []
         self.paused_until = 0.0
 
     def poll(self, user: Source, now: float) -> bool:
         """One star fetch; False when the rate limit stops this tick."""
-        login = user.login
+        account = user.github or GitHubAccount()
+        login = account.login
         read = read_stars(self.github, login, user.etag, None, lambda uids, k=self.known[login]: set(uids) & k,
-                          first_sync=user.status == Status.NEW, now=now, last_starred_at=user.last_starred_at)
-        if read.verdict.kind == "rate-limited":
+                          first_sync=user.status == Status.NEW, now=now, last_starred_at=account.last_starred_at)
+        if read.verdict.answer == Answer.RATE_LIMITED:
             self.paused_until = user.next_check_at = read.verdict.until
             return False
-        if read.verdict.kind not in ("ok", "not-modified"):
+        if not read.verdict.answer.succeeded:
             user.next_check_at = now + (user.interval or 3600)
             return True
-        if user.status != "new":  # history is not a delay
+        if user.status != Status.NEW:  # history is not a delay
             self.delays.extend(now - s.starred_epoch for s in read.stars)
         if read.stars:
-            user.timeline_covered = (user.hinted_at or 0) > (user.last_fetch_at or 0)
+            account = replace(account, timeline_covered=(account.hinted_at or 0) > (user.last_fetch_at or 0))
         self.known[login].update(star_uid(login, s) for s in read.stars)
         user.publications = sorted(set(user.publications) | {s.starred_epoch for s in read.stars})
         user.etag, user.status, user.last_fetch_at = read.etag or user.etag, Status.OK, now
-        user.last_starred_at = max([s.starred_at for s in read.stars] + [user.last_starred_at or ""])
-        apply_decision(user, decide_github(user, "ok", None, user.publications, len(read.stars), now,
-                                           self.settings, self.rng), now, self.settings)
+        user.github = replace(account, last_starred_at=max([s.starred_at for s in read.stars]
+                                                           + [account.last_starred_at or ""]))
+        decision = account_checked(user, user.publications, len(read.stars), now, self.settings)
+        apply_decision(user, decision, now, self.settings)
+        user.github = replace(user.github, tier=decision.tier)
         return True
 
     def hint(self, timeline: Source, now: float) -> None:
         """One read of the timeline, as the fetcher's _apply_timeline: the hinted accounts at once."""
-        read = read_timeline(self.github, timeline.login, timeline.etag, timeline.timeline)
+        state = timeline.timeline or TimelineState()
+        read = read_timeline(self.github, state.login or "", timeline.etag, timeline.timeline)
         timeline.etag = read.etag or timeline.etag
-        if read.verdict.kind != "ok":
+        if read.verdict.answer != Answer.OK:
             return
         step = timeline_step(read.events, timeline.timeline, read.reached_end)
-        timeline.timeline = {"newest_id": step.newest_id, "watch_ids": list(step.watch_ids)}
+        timeline.timeline = replace(state, newest_id=step.newest_id, watch_ids=list(step.watch_ids))
         if step.overflowed:
             for user in self.users.values():
-                if user.timeline_covered:
+                if user.github and user.github.timeline_covered:
                     back = now + (user.ewma_interarrival or self.settings.github_default_minutes * 60)
-                    user.timeline_covered, user.next_check_at = False, min(user.next_check_at, back)
+                    user.github = replace(user.github, timeline_covered=False)
+                    user.next_check_at = min(user.next_check_at, back)
         for actor in step.active:
             if actor in self.by_id:
-                self.by_id[actor].timeline_covered = True
+                followed = self.by_id[actor]
+                followed.github = replace(followed.github or GitHubAccount(), timeline_covered=True)
         for actor in dict.fromkeys(step.starred):
             user = self.by_id.get(actor)
             if user and now >= self.paused_until:
-                user.hinted_at = user.next_check_at = now
+                user.github = replace(user.github or GitHubAccount(), hinted_at=now)
+                user.next_check_at = now
                 self.poll(user, now)
 
 
@@ -107,7 +115,7 @@ def run(users: int, days: int, seed: int = 11, timeline: bool = False) -> dict:
     github = GitHub(settings, lambda force: sim.token, clock=lambda: clock[0])
     try:
         follower = Follower(github, settings, read_following(github).accounts, rng)
-        reader = Source(source_id="timeline", url="", login=sim.me) if timeline else None
+        reader = Source(source_id="timeline", url="", timeline=TimelineState(login=sim.me)) if timeline else None
         while clock[0] < START + days * DAY:
             now = clock[0]
             if reader and now >= follower.paused_until:
@@ -130,7 +138,7 @@ def _report(sim: GitHubSim, follower: Follower, users: int, days: int) -> dict:
     not_modified = sum(1 for e in steady if e["status"] == 304)
     counted = [sim.counted_in(hour) for hour in per_hour]
     delays = sorted(follower.delays)
-    tiers = Counter(user.tier or "low" for user in follower.users.values())
+    tiers = Counter((user.github and user.github.tier) or "low" for user in follower.users.values())
     return {"users": users, "days": days, "requests": len(sim.log),
             "requests_per_hour_mean": round(len(sim.log) / (days * 24), 1),
             "requests_per_hour_max": max(per_hour.values()),
@@ -142,7 +150,7 @@ def _report(sim: GitHubSim, follower: Follower, users: int, days: int) -> dict:
             "star_delay_p50_min": round(_percentile(delays, 0.5) / 60, 1),
             "star_delay_p95_min": round(_percentile(delays, 0.95) / 60, 1),
             "stars_seen": len(delays),
-            "covered_accounts": sum(1 for u in follower.users.values() if u.timeline_covered),
+            "covered_accounts": sum(1 for u in follower.users.values() if u.github and u.github.timeline_covered),
             "tiers": dict(tiers), "status_counts": dict(Counter(e["status"] for e in sim.log))}
 
 

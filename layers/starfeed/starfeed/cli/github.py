@@ -5,8 +5,9 @@ from __future__ import annotations
 import sys
 import time
 
-from starfeed import following
+from starfeed.kinds import github as following
 from starfeed.cli.common import CliError, ago, connect, span, until
+from starfeed.parse.github import Answer
 from starfeed.schedule.github import TIERS
 
 
@@ -34,7 +35,7 @@ def _connect(args) -> None:
         raise CliError("no token given")
     storage = connect(args.stack)
     page, login = whoami(GitHub(storage.settings, lambda force: token))
-    if page.verdict.kind != "ok":
+    if page.verdict.answer != Answer.OK:
         raise CliError(f"{storage.settings.github_api_url} did not accept this token: "
                        f"{page.verdict.reason}; nothing was stored")
     where = storage.secrets.put_github_token(token)

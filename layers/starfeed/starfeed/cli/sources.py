@@ -13,8 +13,9 @@ from starfeed import subscribe
 from starfeed.cli.common import CliError, ago, clip, connect, count, span, until
 from starfeed.enrich.analysis import prompt_for
 from starfeed.fetch.stage import STAGES
-from starfeed.model import GITHUB_HELPERS, GITHUB_KINDS, Kind, Status, outcome_of
-from starfeed.schedule.github import readable_state, tier_of
+from starfeed.kinds.github import announced, live_timelines
+from starfeed.kinds.registry import kind_of
+from starfeed.model import Status, outcome_of
 from starfeed.subscribe import Refused
 
 
@@ -174,7 +175,7 @@ def _list(args) -> None:
     sources = [s for s in sources if (s.deleted_at is not None) == args.deleted]
     now = time.time()
     # Feeds first, then the GitHub follow list and its accounts; each group as subscribed.
-    sources.sort(key=lambda s: (s.kind in GITHUB_KINDS, s.kind not in GITHUB_HELPERS, s.created_at))
+    sources.sort(key=lambda s: (kind_of(s).list_group, s.created_at))
     (_wide_list if args.wide else _plain_list)(storage, sources, now, args.deleted)
 
 
@@ -236,7 +237,7 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
         print("pushed by WebSub hubs (polled daily while verified):")
         for source_id, state in pushed:
             print(f"  {source_id}  {clip(state, LIST_WIDTH - len(source_id) - 4)}")
-    for timeline in (s for s in sources if s.kind == Kind.GITHUB_TIMELINE and s.live):
+    for timeline in live_timelines(sources):
         print("GitHub timeline (received events: a followed account's star makes it due at once):")
         print(textwrap.fill(timeline_state(timeline, sources, now), LIST_WIDTH, initial_indent="  ",
                             subsequent_indent="    "))
@@ -298,12 +299,8 @@ def _next(source, now: float) -> str:
 
 
 def _name(source) -> str:
-    """The title, else the URL without its scheme; a GitHub account says so."""
-    if source.kind == Kind.GITHUB_USER:
-        return f"{source.login or source.title} (GitHub stars)"
-    if source.title:
-        return source.title
-    return source.url.split("://", 1)[-1]
+    """What its kind calls it: the title, else the URL without its scheme."""
+    return kind_of(source).label(source)
 
 
 def _totals(sources: list) -> str:
@@ -424,25 +421,21 @@ def push_state(source, now: float) -> str | None:
 def timeline_state(timeline, sources: list, now: float) -> str:
     """When the timeline was last read, how often, how many stars it hinted, how many accounts it
     announces (polled daily), and its last gap."""
-    state = readable_state(timeline.timeline)
-    if not state.get("read_at"):
+    state = timeline.timeline
+    if state is None or not state.read_at:
         return f"{timeline.source_id}  not read yet"
-    covered = sum(1 for s in sources if s.kind == Kind.GITHUB_USER and s.live and s.timeline_covered)
-    text = (f"{timeline.source_id}  read {ago(state['read_at'], now)} (every {span(timeline.interval or 60)}); "
-            f"{state.get('hinted', 0):,} star(s) hinted"
-            + (f", the last {ago(state['last_hinted_at'], now)}" if state.get("last_hinted_at") else "")
-            + f"; {covered} account(s) announced by it, checked daily")
-    if state.get("overflowed_at"):
-        text += f"; last gap (over 300 events between reads) {ago(state['overflowed_at'], now)}"
+    text = (f"{timeline.source_id}  read {ago(state.read_at, now)} (every {span(timeline.interval or 60)}); "
+            f"{state.hinted:,} star(s) hinted"
+            + (f", the last {ago(state.last_hinted_at, now)}" if state.last_hinted_at else "")
+            + f"; {announced(sources)} account(s) announced by it, checked daily")
+    if state.overflowed_at:
+        text += f"; last gap (over 300 events between reads) {ago(state.overflowed_at, now)}"
     return text
 
 
 def _tier(source) -> str:
-    """A GitHub account's tier is seed 000's label (low until three stars); a feed's follows its
-    interval; the follow list has none."""
-    if source.kind in GITHUB_HELPERS or not (source.tier or source.interval):
-        return "-"
-    return source.tier or tier_of(source.interval / 60)
+    """Its kind's activity tier (a GitHub account's: low until three stars)."""
+    return kind_of(source).tier(source)
 
 
 def _sync(args) -> None:

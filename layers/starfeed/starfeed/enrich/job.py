@@ -20,7 +20,7 @@ from starfeed.model import Entry, Source
 from starfeed.parse.html import extract_article, looks_like_html
 from starfeed.parse.normalize import rfc3339
 from starfeed.parse.text import text_of
-from starfeed.render import targets_for
+from starfeed.kinds.registry import kind_of
 from starfeed.settings import Settings
 from starfeed.store import Storage
 from starfeed.urlpolicy import redact
@@ -82,7 +82,7 @@ def enrich(storage: Storage, analyzer: Analyzer, message: EnrichMessage, now: fl
         raise NotStoredYet(f"{message.feed_id}/{message.entry_uid} is not stored (yet)")
     prompt = prompt_for(source.prompt)
     if (entry.analyzer_result or {}).get("prompt_version") == prompt.version:
-        return targets_for(source)  # a redelivered message: analyzed already, its render may be lost
+        return kind_of(source).targets(source)  # a redelivered message: analyzed already, its render may be lost
     request = request_for(storage, source, entry, prompt, now, known.robots)
     # Counted when the call is sure to be made: a download that fails costs no budget.
     if not storage.analyses.reserve(now):
@@ -105,7 +105,7 @@ def enrich(storage: Storage, analyzer: Analyzer, message: EnrichMessage, now: fl
         storage.analyses.note_error(source.source_id, None)
     log.info("enricher: %s analyzed from its %s (score %.2f, %d tokens)", redact(entry.canonical_link or entry.entry_uid),
              request.used, result.score, result.tokens)
-    return targets_for(source)
+    return kind_of(source).targets(source)
 
 
 def request_for(storage: Storage, source: Source, entry: Entry, prompt: Prompt, now: float,

@@ -1,4 +1,4 @@
-"""GitHub's REST API as seed 000 uses it: token auth, Link pagination followed as given,
+"""GitHub's REST API as starfeed uses it (docs/design.md#github-accounts): token auth, Link pagination followed as given,
 conditional requests, and the rate-limit headers read on every response. The token goes to the
 configured API origin (github_api_url's scheme, host and port) and nowhere else: a Link rel="next"
 to another origin ends the read, failed, instead of being followed.
@@ -20,7 +20,8 @@ import requests
 from starfeed.fetch.guard import Origin, Refused, origin_of, show_origin
 from starfeed.fetch.headers import parse_retry_after
 from starfeed.fetch.http import FetchResult, fetch
-from starfeed.parse.github import LOGIN, Account, BadBody, Event, Star, accounts_of, events_of, star_uid, stars_of
+from starfeed.model import TimelineState
+from starfeed.parse.github import LOGIN, Account, Answer, BadBody, Event, Star, accounts_of, events_of, star_uid, stars_of
 from starfeed.schedule.github import TIMELINE_EVENTS, TIMELINE_PAGES, reads_on
 from starfeed.settings import Settings
 
@@ -33,9 +34,8 @@ CONNECT = "run `starfeed github connect` with a token that can read your follow 
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a response means: ok, not-modified, rate-limited (calls wait until `until`),
-    rejected (the token is refused: all GitHub polling stops) or failed (this call only)."""
-    kind: str
+    """What a response means (parse.github.Answer), why, and until when calls wait."""
+    answer: Answer
     reason: str | None = None
     until: float | None = None
 
@@ -72,23 +72,23 @@ def classify(status: int | None, headers: Mapping[str, str], body: bytes, error:
     mean the token is refused; a 403 or 429 with remaining 0 waits for the reset, and a secondary
     limit waits for Retry-After, else at least github_secondary_pause seconds."""
     if status == 304:
-        return Verdict("not-modified")
+        return Verdict(Answer.NOT_MODIFIED)
     if status is not None and 200 <= status < 300:
-        return Verdict("ok")
+        return Verdict(Answer.OK)
     message = _message(body) if status else ""
     if status in (403, 429):
         retry_after = parse_retry_after(headers.get("Retry-After"), now, settings.backoff_cap)
         primary = exhausted_until(headers, now)
         if primary is not None and retry_after is None:
-            return Verdict("rate-limited", f"GitHub rate limit exhausted: {message or status}", primary)
+            return Verdict(Answer.RATE_LIMITED, f"GitHub rate limit exhausted: {message or status}", primary)
         if retry_after is not None or status == 429 or "rate limit" in message.lower():
             wait = retry_after if retry_after is not None else settings.github_secondary_pause
-            return Verdict("rate-limited", f"GitHub secondary rate limit: {message or status}", now + wait)
+            return Verdict(Answer.RATE_LIMITED, f"GitHub secondary rate limit: {message or status}", now + wait)
     if status in (401, 403):
-        return Verdict("rejected", f"GitHub token rejected: {status} {message or 'Forbidden'}; {CONNECT}")
+        return Verdict(Answer.REJECTED, f"GitHub token rejected: {status} {message or 'Forbidden'}; {CONNECT}")
     if status == 404:
-        return Verdict("failed", f"404 Not Found: {message or 'no such GitHub account'}")
-    return Verdict("failed", f"GitHub: {error or f'HTTP {status}'}")
+        return Verdict(Answer.FAILED, f"404 Not Found: {message or 'no such GitHub account'}")
+    return Verdict(Answer.FAILED, f"GitHub: {error or f'HTTP {status}'}")
 
 
 @dataclass
@@ -102,9 +102,9 @@ class Page:
     @property
     def failure(self) -> Verdict | None:
         """What stops a read that follows every page: GitHub's answer, or a next page elsewhere."""
-        if self.verdict.kind != "ok":
+        if self.verdict.answer != Answer.OK:
             return self.verdict
-        return Verdict("failed", self.refused_next) if self.refused_next else None
+        return Verdict(Answer.FAILED, self.refused_next) if self.refused_next else None
 
 
 TokenSource = Callable[[bool], "str | None"]  # force_fetch -> the token, or None when none is set
@@ -129,10 +129,10 @@ class GitHub:
         if self.origin is None or _origin(url) != self.origin:  # a second line: callers check Links
             where = show_origin(self.origin) if self.origin else "no valid STARFEED_GITHUB_API_URL"
             return Page(FetchResult(url, None), Verdict(
-                "failed", f"GitHub: the token is not sent to {_shown(url)}; it stays with {where}"), None)
+                Answer.FAILED, f"GitHub: the token is not sent to {_shown(url)}; it stays with {where}"), None)
         token = self._token(False)
         if not token:
-            return Page(FetchResult(url, None), Verdict("rejected", f"no GitHub token is set; {CONNECT} "
+            return Page(FetchResult(url, None), Verdict(Answer.REJECTED, f"no GitHub token is set; {CONNECT} "
                                                         "(or set STARFEED_GITHUB_TOKEN locally)"), None)
         page = self._get(url, accept, etag, last_modified, token)
         if page.result.status == 401 and (fresh := self._token(True)) and fresh != token:
@@ -151,11 +151,11 @@ class GitHub:
         if remaining is not None and reset is not None:
             self.rate = {"limit": int(limit or 0), "remaining": int(remaining), "reset": int(reset), "at": int(now)}
         exhausted = exhausted_until(result.headers, now)
-        if exhausted is not None and verdict.kind in ("ok", "not-modified"):
+        if exhausted is not None and verdict.answer.succeeded:
             self.pause_until = exhausted  # this answer is good, but it was the last one allowed
         links = requests.utils.parse_header_links(result.headers.get("Link") or "")
         next_url = next((urljoin(url, link["url"]) for link in links if link.get("rel") == "next"), None)
-        if next_url and verdict.kind == "ok" and _origin(next_url) != self.origin:
+        if next_url and verdict.answer == Answer.OK and _origin(next_url) != self.origin:
             return Page(result, verdict, None, f'GitHub: Link rel="next" points at another origin '
                                                f"({_shown(next_url)}); not followed, the token stays with "
                                                f"{show_origin(self.origin)}")
@@ -188,7 +188,7 @@ class Read:
 
 def read_following(github: GitHub) -> Read:
     """Every account the token's user follows: /user/following, then each rel="next" as given."""
-    read, url = Read(Verdict("ok")), github.url("/user/following", per_page=PER_PAGE)
+    read, url = Read(Verdict(Answer.OK)), github.url("/user/following", per_page=PER_PAGE)
     while url:
         page = github.get(url)
         read.pages.append(page.result)
@@ -198,7 +198,7 @@ def read_following(github: GitHub) -> Read:
         try:
             read.accounts.extend(accounts_of(page.result.body))
         except BadBody as exc:
-            read.verdict = Verdict("failed", str(exc))
+            read.verdict = Verdict(Answer.FAILED, str(exc))
             return read
         url = page.next_url
     return read
@@ -213,7 +213,7 @@ def read_stars(github: GitHub, login: str, etag: str | None, last_modified: str 
     GitHub lists stars newest first, so one older than the newest stored is stored already, even
     if the account has since been renamed (its stored GUIDs carry the old login)."""
     settings = github.settings
-    read = Read(Verdict("ok"))
+    read = Read(Verdict(Answer.OK))
     url: str | None = github.url(f"/users/{login}/starred", per_page=PER_PAGE)
     horizon = now - settings.github_history_days * 86400
     while url:
@@ -227,7 +227,7 @@ def read_stars(github: GitHub, login: str, etag: str | None, last_modified: str 
         try:
             stars = stars_of(page.result.body)
         except BadBody as exc:
-            read.verdict = Verdict("failed", str(exc))
+            read.verdict = Verdict(Answer.FAILED, str(exc))
             return read
         stored = known([star_uid(login, s) for s in stars]) if stars else set()
         for star in stars:
@@ -245,27 +245,24 @@ def whoami(github: GitHub) -> tuple[Page, str | None]:
     """GET /user: the token's user, and its login when GitHub named a valid one."""
     page = github.get(github.url("/user"))
     try:
-        login = json.loads(page.result.body)["login"] if page.verdict.kind == "ok" else None
+        login = json.loads(page.result.body)["login"] if page.verdict.answer == Answer.OK else None
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         login = None
     return page, login if isinstance(login, str) and LOGIN.fullmatch(login) else None
 
 
 @dataclass
-class TimelineRead:
+class TimelineRead(Read):
     """One read of a received-events timeline."""
-    verdict: Verdict
-    pages: list[FetchResult] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)  # newest first
     reached_end: bool = False  # the timeline holds no event older than those read
-    etag: str | None = None
     poll_interval: float | None = None  # X-Poll-Interval, seconds
 
 
-def read_timeline(github: GitHub, login: str, etag: str | None, previous: dict | None) -> TimelineRead:
+def read_timeline(github: GitHub, login: str, etag: str | None, previous: TimelineState | None) -> TimelineRead:
     """GET /users/{login}/received_events: page 1 conditionally (a 304 costs no quota), then the
     next pages, up to GitHub's 300 events, only while every event of a page is new."""
-    read = TimelineRead(Verdict("ok"))
+    read = TimelineRead(Verdict(Answer.OK))
     url: str | None = github.url(f"/users/{login}/received_events", per_page=PER_PAGE)
     while url:
         page = github.get(url, etag=None if read.pages else etag)
@@ -273,20 +270,20 @@ def read_timeline(github: GitHub, login: str, etag: str | None, previous: dict |
         if len(read.pages) == 1:
             read.poll_interval = _number(page.result.headers.get("X-Poll-Interval"))
             read.etag = page.result.validators[0]
-        if page.verdict.kind != "ok":
+        if page.verdict.answer != Answer.OK:
             read.verdict = page.verdict
             return read
         try:
             events = events_of(page.result.body)
         except BadBody as exc:
-            read.verdict = Verdict("failed", str(exc))
+            read.verdict = Verdict(Answer.FAILED, str(exc))
             return read
         read.events.extend(events)
         # GitHub stops at 300 events: a last page that reaches that count is the cap, not the end.
         read.reached_end = page.next_url is None and not page.refused_next and len(read.events) < TIMELINE_EVENTS
         more = len(read.pages) < TIMELINE_PAGES and reads_on(events, previous)
         if more and page.refused_next:  # the next page is needed, and it is elsewhere
-            read.verdict = Verdict("failed", page.refused_next)
+            read.verdict = Verdict(Answer.FAILED, page.refused_next)
             return read
         url = page.next_url if more else None
     return read

@@ -2,7 +2,7 @@
 document (rel="prev-archive" of archived feeds, §4, or rel="next" of paged feeds, §3), one message
 of the history queue each, so that it goes at its own slow pace beside the polling, under the
 same SSRF guard, limits and host pauses. Each document is fetched once and its raw bytes stored;
-its entries are kept whatever their dates (seed 002's filters are for news, not history), marked
+its entries are kept whatever their dates (the age filters are for news, not history), marked
 backfilled: no NewEntry event, no analysis, and their own dates in the feeds.
 
 The walk stops at the archive's end, at a document walked already (a loop), at a document whose
@@ -18,9 +18,9 @@ import logging
 from starfeed.fetch.http import fetch
 from starfeed.fetch.record import store_raw
 from starfeed.fetch.stage import describe
+from starfeed.kinds.registry import FEED, kind_of
 from starfeed.model import Source
 from starfeed.parse.ingest import ingest
-from starfeed.render import targets_for
 from starfeed.store import Storage
 from starfeed.urlpolicy import redact
 
@@ -49,8 +49,9 @@ def walk_step(storage: Storage, step: dict, now: float) -> dict | None:
         raw_ref = store_raw(storage, source, result, now) if result.status is not None else None
         if result.error:
             return _stop(storage, source, step, now, "stopped", f"{redact(url)}: {result.error}")
-        ingested = ingest(result.body, result.url, result.headers.get("Content-Type"), source, now, settings,
-                          history=True)
+        # An archive's documents are feeds (RFC 5005), whatever reads the source's own.
+        ingested = ingest(FEED.read, result.body, result.url, result.headers.get("Content-Type"), source, now,
+                          settings, history=True)
         if ingested.error:
             return _stop(storage, source, step, now, "stopped", f"{redact(url)}: {ingested.error}")
         # The feed's own entries too: a first fetch's filters leave out those published before
@@ -60,7 +61,7 @@ def walk_step(storage: Storage, step: dict, now: float) -> dict | None:
             entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
         new = storage.entries.upsert(ingested.entries[:room], now, source.collections, document="archive").new
         if new:
-            storage.queues.send_render(targets_for(source))
+            storage.queues.send_render(kind_of(source).targets(source))
     except Exception as exc:  # noqa: BLE001 - the walk stops with the reason; polling goes on
         return _stop(storage, source, step, now, "stopped", f"{redact(url)}: {describe(exc)}")
     walked = [*step["walked"], _digest(url)]

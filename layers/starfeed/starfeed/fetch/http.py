@@ -51,6 +51,7 @@ class FetchResult:
     error: str | None = None
     retry_after: float | None = None
     elapsed: float = 0.0
+    refused: bool = False  # not asked for: the site's robots.txt disallows it
 
     @property
     def not_modified(self) -> bool:

@@ -1,6 +1,6 @@
 """What every fetch job writes onto its source, whatever the kind: the raw payload's reference,
-the fetch history, and the scheduling decision with its history. Shared by fetch/job.py (feeds)
-and fetch/github_job.py (GitHub), so neither imports the other."""
+the fetch history, and the scheduling decision with its history. Shared by fetch/document.py
+(feeds and pages) and fetch/github_job.py (GitHub), so neither imports the other."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import asdict
 from starfeed import observe
 from starfeed.fetch.http import FetchResult
 from starfeed.fetch.stage import describe
-from starfeed.model import SUCCEEDED_BY_STATUS, Entry, FetchOutcome, Source
+from starfeed.model import SUCCEEDED_BY_STATUS, Entry, FailureClass, FetchOutcome, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.schedule.decide import Decision
 from starfeed.settings import Settings
@@ -71,15 +71,16 @@ def tap_new(storage: Storage, source: Source, entries: list[Entry], now: float) 
 
 
 def remember_fetch(source: Source, raw_ref: dict | None, status: int | None, outcome: str, now: float,
-                   settings: Settings, elapsed: float | None = None) -> None:
+                   settings: Settings, elapsed: float | None = None, failure: FailureClass | None = None) -> None:
     """The source's last fetches, newest first, each with its raw payload's id (the payload's
     record holds its digest) and, for a request made, its duration (ms: `starfeed status` takes
-    the p99 from them). Keys without a value, and an outcome its status says, are left out: the
+    the p99 from them) and, for a failure, its class. Keys without a value, and an outcome its
+    status says, are left out: the
     source item is written twice a fetch, at a write unit per KB, and these records were most of
     it (outcome_of reads them back)."""
     record = {"fetch_id": raw_ref["fetch_id"] if raw_ref else None, "at": rfc3339(now), "status": status,
               "outcome": None if SUCCEEDED_BY_STATUS.get(status) == outcome else outcome,
-              "ms": round(elapsed * 1000) if elapsed else None}
+              "class": failure.value if failure else None, "ms": round(elapsed * 1000) if elapsed else None}
     record = {key: value for key, value in record.items() if value is not None}
     source.fetch_history = ([record] + source.fetch_history)[:settings.fetch_history]
 
@@ -92,8 +93,6 @@ def apply_decision(source: Source, decision: Decision, now: float, settings: Set
     source.reason, source.consecutive_failures = decision.reason, decision.consecutive_failures
     source.publications, source.ewma_interarrival = list(decision.publications), decision.ewma
     source.hour_counts = list(decision.hour_counts)
-    if decision.tier is not None:
-        source.tier = decision.tier
 
 
 def fetch_fields(source: Source, before: Source, http_status: int | None, outcome: FetchOutcome, new: int,
@@ -105,5 +104,5 @@ def fetch_fields(source: Source, before: Source, http_status: int | None, outcom
             "interval_before": before.interval, "interval_after": source.interval,
             "ewma_interval": round(source.ewma_interarrival) if source.ewma_interarrival else None,
             "new_entries": new, "not_modified": bool(outcome.not_modified), "retries": retries,
-            "error": outcome.error, "status_class": observe.status_class(http_status, outcome.error),
+            "error": outcome.error, "status_class": outcome.failure.metric if outcome.failure else None,
             "bytes_in": 0, "compression_ratio": None, "latency_ms": None}

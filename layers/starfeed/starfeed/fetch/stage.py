@@ -6,11 +6,10 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 
-# Where a source's job can break on starfeed's side; a reason that starts "stage: " is ours, not
-# the publisher's (`starfeed status` counts those against the error budget).
+# Where a source's job can break on starfeed's side: such a failure is of class FailureClass.OURS,
+# not the publisher's (`starfeed status` counts those against the error budget).
 STAGES = ("fetch", "parse", "store raw", "store", "render request")
-# A reason that starts so is a request the publisher's robots.txt refused (fetch/job.py): no
-# answer came because none was asked for, which is not a network fault.
+# How the reason of a request the publisher's robots.txt refused starts (fetch/document.py).
 NOT_FETCHED = "not fetched: "
 
 
@@ -35,11 +34,6 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:300]
 
 
-def is_ours(reason: str | None) -> bool:
-    """Whether a recorded failure reason is a stage of starfeed's that broke."""
-    return bool(reason) and any(reason.startswith(f"{name}: ") for name in STAGES)
-
-
 @contextmanager
 def stage(name: str):
     assert name in STAGES, name
@@ -49,8 +43,3 @@ def stage(name: str):
         raise
     except Exception as exc:
         raise StageFailed(name, exc) from exc
-
-
-def is_refused(reason: str | None) -> bool:
-    """Whether a recorded failure reason is a request robots.txt refused."""
-    return bool(reason) and reason.startswith(NOT_FETCHED)

@@ -17,8 +17,8 @@ from starfeed.local.runtime import QueueSource, rate_seconds
 from starfeed.local.snapshot import SNAPSHOT_FILE, Snapshotter, restore
 from starfeed.local.stack import LocalStack
 from starfeed.settings import Settings
-from starfeed.sources import (BadSource, OpmlDocument, OpmlFeed, add_source, github_following_source,
-                              read_opml)
+from starfeed.kinds.github_following import new_following
+from starfeed.sources import BadSource, OpmlDocument, OpmlFeed, add_source, read_opml
 from starfeed.store.secrets import TOKEN_ENV
 from starfeed.store import Storage
 
@@ -169,7 +169,7 @@ def subscribe_initial_sources(storage: Storage, github_sim: GitHubSim | None = N
     sources = storage.sources.all()
     if os.environ.get(TOKEN_ENV) and (github_sim is None or not sources):
         # A token (the user's, or the simulation's on a first demo run): follow its follow list.
-        following = github_following_source(storage.settings, now)
+        following = new_following(storage.settings, now)
         if storage.sources.add(following):
             log.info("GitHub: subscribed the follow list of the token's account at %s%s", following.url,
                      " (a simulated GitHub for the demo)" if github_sim else "")

@@ -1,5 +1,6 @@
-"""GitHub API bodies into starfeed's records: followed accounts, and stars as entries in seed 000's
-format. Pure: no I/O. Bodies come from the network, so every field is checked before use."""
+"""GitHub API bodies into starfeed's records: followed accounts, and stars as entries in the
+format of docs/design.md#github-stars. Pure: no I/O. Bodies come from the network, so every field
+is checked before use."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 from starfeed.model import Entry
 from starfeed.parse.normalize import epoch_of, plain_text, rfc3339
@@ -20,6 +22,20 @@ REPO = re.compile(r"[A-Za-z0-9._-]{1,100}/[A-Za-z0-9._-]{1,100}")
 
 class BadBody(ValueError):
     pass
+
+
+class Answer(StrEnum):
+    """What a GitHub response means for the read that asked (fetch.github.classify)."""
+
+    OK = "ok"
+    NOT_MODIFIED = "not-modified"
+    RATE_LIMITED = "rate-limited"  # every GitHub call waits until the limit resets
+    REJECTED = "rejected"  # the token is refused: all GitHub polling stops until `github connect`
+    FAILED = "failed"  # this call only
+
+    @property
+    def succeeded(self) -> bool:
+        return self in (Answer.OK, Answer.NOT_MODIFIED)
 
 
 @dataclass(frozen=True)
@@ -87,12 +103,12 @@ def stars_of(body: bytes) -> list[Star]:
 class Event:
     """One event of a received-events timeline; only what the hints need."""
     event_id: int  # GitHub's ids grow with time: a larger id is a later event
-    kind: str  # WatchEvent, PushEvent, ...
+    event_type: str  # WatchEvent, PushEvent, ...
     actor_id: int | None
 
     @property
     def is_star(self) -> bool:
-        return self.kind == "WatchEvent"
+        return self.event_type == "WatchEvent"
 
 
 def events_of(body: bytes) -> list[Event]:
@@ -111,11 +127,11 @@ def events_of(body: bytes) -> list[Event]:
             continue
         actor = item.get("actor") if isinstance(item.get("actor"), dict) else {}
         payload = item.get("payload") if isinstance(item.get("payload"), dict) else {}
-        kind = item["type"][:100]
-        if kind == "WatchEvent" and payload.get("action") not in (None, "started"):
-            kind = "WatchEvent:" + str(payload.get("action"))[:50]
+        event_type = item["type"][:100]
+        if event_type == "WatchEvent" and payload.get("action") not in (None, "started"):
+            event_type = "WatchEvent:" + str(payload.get("action"))[:50]
         actor_id = actor.get("id") if isinstance(actor.get("id"), int) and not isinstance(actor.get("id"), bool) else None
-        events.append(Event(event_id, kind, actor_id))
+        events.append(Event(event_id, event_type, actor_id))
     return events
 
 
@@ -124,12 +140,12 @@ def _text(value) -> str | None:
 
 
 def star_uid(login: str, star: Star) -> str:
-    """Seed 000's GUID: github-star://{username}/{repo_full_name}/{starred_at}."""
+    """A star's GUID: github-star://{username}/{repo_full_name}/{starred_at}."""
     return f"github-star://{login}/{star.repo_full_name}/{star.starred_at}"
 
 
 def star_entry(login: str, star: Star, source_id: str, now: float) -> Entry:
-    """Seed 000's item: "{username} starred {repo_full_name}", linking to the repository, with its
+    """A star's item: "{username} starred {repo_full_name}", linking to the repository, with its
     description plus language and star count when known, dated when the star was given."""
     details = [star.description] if star.description else []
     if star.language:

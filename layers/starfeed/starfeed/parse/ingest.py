@@ -6,9 +6,10 @@ from __future__ import annotations
 import calendar
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from starfeed.model import Entry, Kind, Source
+from starfeed.model import Entry, Source
 from starfeed.parse.feed import parse_feed
 from starfeed.parse.filters import filter_entries, history_entries
 from starfeed.parse.fit import TITLE_CHARS, fit_entry
@@ -42,15 +43,18 @@ class Ingested:
     older: str | None = None  # RFC 5005: the archive document of older entries, absolute http(s)
 
 
-def ingest(body: bytes, url: str, content_type: str | None, source: Source, now: float,
+# How a kind of source reads a document (starfeed.kinds): read_feed, read_website.
+Reader = Callable[[bytes, str, "str | None", Source, float, Settings, bool], "Ingested"]
+
+
+def ingest(read: Reader, body: bytes, url: str, content_type: str | None, source: Source, now: float,
            settings: Settings, history: bool = False) -> Ingested:
-    """Never raises: whatever the bytes, an ingested feed or an error naming the stage. Links are
-    resolved against url without its credentials (userinfo, a token in its query), so none of
-    them reaches a link starfeed publishes."""
+    """The document as its kind reads it. Never raises: whatever the bytes, an ingested document
+    or an error naming the stage. Links are resolved against url without its credentials
+    (userinfo, a token in its query), so none of them reaches a link starfeed publishes."""
     url = redact(url) or url
     try:
-        ingested = _website(body, url, source, now, settings) if source.kind == Kind.WEBSITE else \
-            _feed(body, url, content_type, source, now, settings, history)
+        ingested = read(body, url, content_type, source, now, settings, history)
     except Exception as exc:  # noqa: BLE001 - a hostile document is the source's failure, not ours
         ingested = Ingested(error=f"parse: {type(exc).__name__}: {exc}")
     # Errors and warnings quote the document: they reach pages and logs, so XML-safe and short.
@@ -59,9 +63,10 @@ def ingest(body: bytes, url: str, content_type: str | None, source: Source, now:
     return ingested
 
 
-def _feed(body: bytes, url: str, content_type: str | None, source: Source, now: float,
-          settings: Settings, history: bool = False) -> Ingested:
-    """history: an archive document's entries, kept whatever their dates (filters.history_entries)."""
+def read_feed(body: bytes, url: str, content_type: str | None, source: Source, now: float,
+              settings: Settings, history: bool = False) -> Ingested:
+    """An RSS, Atom or JSON Feed document's entries, filtered as a source keeps them. history: an
+    archive document's, kept whatever their dates (filters.history_entries)."""
     parsed = parse_feed(body, url, content_type, max_items=settings.max_items,
                         max_depth=settings.max_depth)
     if parsed.error:
@@ -101,8 +106,9 @@ def _publications(entries: list[Entry], now: float) -> tuple[float, ...]:
     return tuple(sorted(t for t in times if t <= now))
 
 
-def _website(body: bytes, url: str, source: Source, now: float, settings: Settings) -> Ingested:
-    """Seed 002: the page's main article becomes an entry when its text is new."""
+def read_website(body: bytes, url: str, content_type: str | None, source: Source, now: float,
+                 settings: Settings, history: bool = False) -> Ingested:
+    """A web page's main article, an entry when its text is new (a page has no history)."""
     article = extract_article(body, url)
     if article is None:
         return Ingested(error="no article text found on the page")

@@ -5,14 +5,11 @@ This module stays light (no lxml): the fetcher and the CLI import it to name ren
 
 from __future__ import annotations
 
-from starfeed.model import GITHUB_HELPERS
+from starfeed.model import Source
 
 
-def targets_for(source) -> list[str]:
-    """The feeds a source's new entries appear in; none for the GitHub follow list and timeline,
-    which have no entries."""
-    if source.kind in GITHUB_HELPERS:
-        return []
+def targets_for(source: Source) -> list[str]:
+    """The feeds a source's new entries appear in (when its kind publishes any: starfeed.kinds)."""
     return ["feed", f"s/{source.source_id}/feed", *(f"c/{c}/feed" for c in source.collections)]
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from starfeed.model import Entry, Kind
+from starfeed.model import Entry
 from starfeed.parse.text import language_tag, xml_safe
 from starfeed.urlpolicy import WEB_AND_MAIL, redact, safe_link
 
@@ -188,22 +188,16 @@ class Origin:
     language: str | None = None
 
 
-GITHUB_WEB = "https://github.com"  # parse.github's: where a followed account's page is
-
-
-def origin(source, published_feed: str | None = None) -> Origin:
+def origin(source, published_feed: str | None = None, subscribable: bool = False,
+           site: str | None = None) -> Origin:
     """A stored source as its Origin; every field passes the same policy as an entry's.
 
-    Its feed is the subscription URL when that is a feed a reader can subscribe to as shown;
-    else (a website, a GitHub account, a URL whose credentials were redacted) published_feed,
-    starfeed's own feed of the source. A followed GitHub account's site is its profile."""
+    Its feed is the subscription URL when that is a feed a reader can subscribe to as shown (its
+    kind says whether it is one: starfeed.kinds); else (a page, a GitHub account, a URL whose
+    credentials were redacted) published_feed, starfeed's own feed of the source. site: its
+    site, as its kind gives it."""
     seen = shown(source)
-    kind = getattr(source, "kind", "feed")
-    subscribable = kind == Kind.FEED and seen.url == text(getattr(source, "url", None), 8192)
-    site = getattr(source, "site_url", None)
-    login = getattr(source, "login", None)
-    if not site and kind == Kind.GITHUB_USER and isinstance(login, str):
-        site = f"{GITHUB_WEB}/{login}"
+    subscribable = subscribable and seen.url == text(getattr(source, "url", None), 8192)
     feed = link(seen.url if subscribable else published_feed) or link(published_feed)
     return clean_origin(Origin(seen.title, feed, link(site), getattr(source, "language", None)))
 

@@ -19,6 +19,7 @@ from functools import cache, partial
 
 from starfeed import observe
 from starfeed.enrich.present import deframed
+from starfeed.kinds.registry import kind_of
 from starfeed.model import Entry, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY, choose, clean
@@ -328,7 +329,8 @@ def origins(sources: dict[str, Source], base: str) -> dict[str, Origin]:
     """Each source as the public may see it: its title, its feed (the subscription, else the one
     starfeed publishes for it at base) and its site."""
     base = base.rstrip("/")
-    shown = ((source_id, clean.origin(source, f"{base}/s/{source_id}/feed.xml"))
+    shown = ((source_id, clean.origin(source, f"{base}/s/{source_id}/feed.xml", kind_of(source).subscribable,
+                                      kind_of(source).site(source)))
              for source_id, source in sources.items())
     return {source_id: origin for source_id, origin in shown if origin}
 
@@ -343,7 +345,7 @@ def mixed(meta: FeedMeta, sources: dict[str, Source]) -> FeedMeta:
 
 
 def github_meta(target: str, accounts: int, base: str) -> FeedMeta:
-    """Seed 000's channel: its title, https://github.com as its link, a summarising description."""
+    """The GitHub feed's channel: its title, https://github.com as its link, a summarising description."""
     return FeedMeta(target, "GitHub Followings Stars",
                     f"Repositories starred by the {accounts} GitHub accounts you follow, newest first",
                     "https://github.com", base)
@@ -355,8 +357,8 @@ def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[E
     page = IndexPage(meta.title, f"/{meta.feed_id}", collections, notice=notice)
     pages = {f"{prefix}index.html": (page, entries)}
     if prefix == f"c/{GITHUB}/":
-        # Seed 000's activity filter: one page per tier, linked from each (the pages run no script).
-        tier_of = {i: s.tier or "low" for i, s in sources.items()}
+        # The accounts' activity filter: one page per tier, linked from each (the pages run no script).
+        tier_of = {i: kind_of(s).tier(s) for i, s in sources.items()}
         for tier in (None, *TIERS):
             filters = tuple((t or "all", f"/c/{GITHUB}/" + (f"?tier={t}" if t else ""), t == tier)
                             for t in (None, *TIERS))
@@ -371,10 +373,12 @@ def render_sources_summary(storage: Storage, now: float, collections: dict[str, 
     """One Scan of the sources for every view that lists them; the api reads these objects."""
     sources = [s for s in storage.sources.all() if s.deleted_at is None]  # removed: listed nowhere
     put = storage.blobs.put_feed
-    put(summary.PUBLISHED_OPML, published_opml(storage.settings.public_url, sources, collections, now),
-        summary.OPML_TYPE, rendered_at=now)
-    put(summary.SUBSCRIPTIONS_OPML, subscriptions_opml(sources, now, storage.settings.public_url),
-        summary.OPML_TYPE, rendered_at=now)
-    put(summary.SUMMARY, summary.dumps([summary.row_of(s) for s in sources], now), summary.JSON_TYPE,
-        rendered_at=now)
+    base = storage.settings.public_url
+    built = [s for s in sources if kind_of(s).published(s)]
+    put(summary.PUBLISHED_OPML, published_opml(base, built, collections, now), summary.OPML_TYPE, rendered_at=now)
+    # Unsubscribed means unpublished, here too.
+    lines = [line for s in sources if s.enabled and (line := kind_of(s).subscription(s, base)) is not None]
+    put(summary.SUBSCRIPTIONS_OPML, subscriptions_opml(lines, now), summary.OPML_TYPE, rendered_at=now)
+    put(summary.SUMMARY, summary.dumps([summary.row_of(s, kind_of(s).published(s)) for s in sources], now),
+        summary.JSON_TYPE, rendered_at=now)
     log.info("renderer: sources summary with %d sources", len(sources))

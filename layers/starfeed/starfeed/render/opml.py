@@ -1,4 +1,4 @@
-"""OPML 2.0 (seed 001): the feeds this starfeed publishes, and the subscriptions themselves.
+"""OPML 2.0 (docs/design.md#opml): the feeds this starfeed publishes, and the subscriptions themselves.
 
 Both are public: titles lose XML-illegal characters (ElementTree would write them and break the
 document), links pass the URL policy, and subscription URLs are redacted.
@@ -7,14 +7,12 @@ document), links pass the URL policy, and subscription URLs are redacted.
 built by the first fetch of a source in them (the GitHub follow list has no feed of its own).
 
 /subscriptions.opml lists what a reader could subscribe to itself, so that importing it (into
-starfeed or another reader) gives the same subscriptions and collections:
-- a feed source: its own URL, in the folder of each of its collections (a source in two
-  collections is in both folders, and an OPML reader such as listparser gives it both folders
-  back; a source in none sits at the top level);
-- the GitHub accounts: starfeed's own GitHub feed (/c/github/feed.xml), once, at the top level:
-  their API URLs are no feeds. `starfeed opml import` knows it for this starfeed's own;
-- a website source (a page without a feed): starfeed's own feed of it (/s/ID/feed.xml);
-- no outline twice in a folder, and no empty folder.
+starfeed or another reader) gives the same subscriptions and collections. Each kind of source
+says what that is (starfeed.kinds: a feed's own URL; for a page without a feed, starfeed's feed
+of it; for the GitHub accounts, starfeed's GitHub feed, once), in the folder of each of its
+collections (a source in two collections is in both folders, and an OPML reader such as
+listparser gives it both folders back; a source in none sits at the top level); no outline twice
+in a folder, and no empty folder.
 """
 
 from __future__ import annotations
@@ -22,15 +20,25 @@ from __future__ import annotations
 import email.utils
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
 
 from starfeed.formats import FORMATS, TITLES
-from starfeed.model import GITHUB_HELPERS, Kind, Source
+from starfeed.model import Source
 from starfeed.render import clean
-from starfeed.render.summary import publishable
 
 GITHUB = "github"  # sources.GITHUB_COLLECTION (not imported: the api function stays light)
-GITHUB_TITLE = "GitHub Followings Stars"  # seed 000's channel title (render/job.github_meta)
+GITHUB_TITLE = "GitHub Followings Stars"  # the GitHub feed's channel title (render/job.github_meta)
 _COLLECTION = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """One line of /subscriptions.opml: what a reader subscribes to for a source."""
+
+    title: str
+    xml_url: str | None
+    html_url: str | None = None
+    folders: list[str] = field(default_factory=list)  # its collections; none: the top level
 
 
 def _document(title: str, now: float) -> tuple[ET.Element, ET.Element]:
@@ -56,13 +64,12 @@ def _published(parent: ET.Element, title: str, base: str, path: str, html_url: s
                       xmlUrl=f"{base}/{path}.{extension}", htmlUrl=html_url)
 
 
-def published_opml(base: str, sources: list[Source], collections: dict[str, int], now: float) -> bytes:
+def published_opml(base: str, built: list[Source], collections: dict[str, int], now: float) -> bytes:
     """Every feed this deployment publishes, in every format, with absolute URLs: the aggregate
     once any source has been fetched, each collection once one of its sources has, and each
-    fetched source (seed 004: built feeds only)."""
+    fetched source (built: the sources whose feeds are built, as their kinds say)."""
     base = base.rstrip("/")
     opml, body = _document("starfeed: published feeds", now)
-    built = [s for s in sources if publishable(s)]
     if built:
         _published(body, "Everything", base, "feed", base + "/")
     # A collection's name is its path (sources.COLLECTION_NAME); another string names no feed.
@@ -77,42 +84,24 @@ def published_opml(base: str, sources: list[Source], collections: dict[str, int]
     return _bytes(opml)
 
 
-def subscriptions_opml(sources: list[Source], now: float, base: str) -> bytes:
+def subscriptions_opml(subscriptions: list[Subscription], now: float) -> bytes:
     """The subscriptions, for moving to another reader (see the module's docstring). Public, so
-    redacted: a URL's credentials are shown by the CLI only (`starfeed source list --wide`).
-    base: this starfeed's public URL (settings.public_url), for the feeds it publishes itself."""
-    base = base.rstrip("/")
+    each passes the URL policy again: a line without a URL a reader could follow is left out."""
     opml, body = _document("starfeed: subscriptions", now)
     top: dict[str, dict] = {}  # xmlUrl -> attributes
     folders: dict[str, dict[str, dict]] = {}  # collection -> xmlUrl -> attributes
-    github = False
-    for source in sources:
-        if not source.enabled or source.kind in GITHUB_HELPERS:
-            continue  # unsubscribed means unpublished, here too; the follow list has no feed
-        if source.kind == Kind.GITHUB_USER:
-            github = github or publishable(source)  # its stars are in starfeed's GitHub feed
-            continue
-        shown = clean.shown(source)
-        if source.kind == Kind.WEBSITE:
-            if not publishable(source):
-                continue  # its feed is built by its first fetch
-            xml_url = f"{base}/s/{source.source_id}/feed.xml"
-            home = clean.link(shown.url)
-        else:
-            xml_url, home = clean.link(shown.url), clean.link(source.site_url)
-        if not xml_url:
+    for line in subscriptions:
+        xml_url, title = clean.link(line.xml_url), clean.text(line.title)
+        if not xml_url or not title:
             continue  # stored before the URL policy held: nothing a reader could subscribe to
-        attributes = {"type": "rss", "text": shown.title, "title": shown.title, "xmlUrl": xml_url}
-        if home:
+        attributes = {"type": "rss", "text": title, "title": title, "xmlUrl": xml_url}
+        if home := clean.link(line.html_url):
             attributes["htmlUrl"] = home
-        names = [n for n in map(clean.text, source.collections or []) if n]
+        names = [n for n in map(clean.text, line.folders) if n]
         for name in names:
             folders.setdefault(name, {}).setdefault(xml_url, attributes)
         if not names:
             top.setdefault(xml_url, attributes)
-    if github:
-        ET.SubElement(body, "outline", type="rss", text=GITHUB_TITLE, title=GITHUB_TITLE,
-                      xmlUrl=f"{base}/c/{GITHUB}/feed.xml", htmlUrl=f"{base}/c/{GITHUB}/")
     for name in sorted(folders):
         folder = ET.SubElement(body, "outline", text=name, title=name)
         for attributes in sorted(folders[name].values(), key=_order):

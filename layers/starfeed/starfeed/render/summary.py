@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, fields
 
-from starfeed.model import GITHUB_HELPERS, Status
+from starfeed.model import Source
 from starfeed.render import clean
 
 SUMMARY = "stats/sources.json"
@@ -40,18 +40,13 @@ class SourceRow:
     entry_count: int = 0
 
 
-def publishable(source) -> bool:
-    """Seed 004: /opml.xml lists built feeds only. A source's feed is built by its first fetch,
-    whatever it found; the GitHub follow list has no feed of its own (its accounts do)."""
-    return bool(source.enabled) and source.status != Status.NEW and source.kind not in GITHUB_HELPERS
-
-
-def row_of(source) -> SourceRow:
+def row_of(source: Source, published: bool) -> SourceRow:
+    """published: its feed is built, as its kind says (starfeed.kinds)."""
     shown = clean.shown(source)
     return SourceRow(
         source_id=source.source_id, title=shown.title, url=shown.url,
         status=clean.text(source.status) or "unknown", enabled=bool(source.enabled),
-        published=publishable(source), http_status=source.http_status, interval=source.interval or 0,
+        published=published, http_status=source.http_status, interval=source.interval or 0,
         ewma_interarrival=source.ewma_interarrival, reason=clean.text(source.reason),
         consecutive_failures=source.consecutive_failures or 0,
         next_check_at=source.next_check_at if source.live else None,  # a disabled one keeps it, unused

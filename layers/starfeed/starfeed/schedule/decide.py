@@ -1,8 +1,9 @@
 """The interval decision: source state + fetch outcome -> next check. Pure: no I/O, no clock.
 
-Seed 003 §6.2 in full (multiplicative steps, EWMA of inter-arrival blended in, clamps, publisher
-ttl and HTTP freshness as floors, skipHours/skipDays, jitter, Retry-After exactly), with seed
-002's exponential backoff or seed 004's one strike on failure, and a circuit breaker for both.
+docs/design.md#scheduling in full (multiplicative steps, EWMA of inter-arrival blended in, clamps,
+publisher ttl and HTTP freshness as floors, skipHours/skipDays, jitter, Retry-After exactly), with
+the failure policies of schedule/policy.py: exponential backoff or one strike, and a circuit
+breaker for both.
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ import time
 from dataclasses import dataclass, replace
 
 from starfeed.model import FetchOutcome, Pace, Source
+from starfeed.parse.normalize import rfc3339
+from starfeed.schedule.policy import parked, rearmed
 from starfeed.settings import Settings
+from starfeed.websub.subscription import is_verified, safety_check_at
 
 UP_FACTOR = 1.25
 DOWN_FACTOR = 0.75
 EWMA_ALPHA = 0.3
 BLEND_LAMBDA = 0.5
 JITTER_RATIO = 0.15
-HISTORY = 20  # publication times kept for the EWMA (seed 003 §6.3)
+HISTORY = 20  # publication times kept for the EWMA (docs/design.md#scheduling)
 QUIET_POSTS = 0.05  # expected posts below which a stretch of a feed's day counts as quiet
 POSTS_PER_CHECK = 5  # at most this many new posts expected per check: none falls off a short feed
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -39,7 +43,26 @@ class Decision:
     publications: tuple[float, ...] = ()  # the latest publication times, ascending
     dead: bool = False  # parked: off the schedule until a sync
     hour_counts: tuple[int, ...] = ()  # publications seen per UTC hour of day (rhythm model)
-    tier: str | None = None  # GitHub accounts: seed 000's label for the interval
+    tier: str | None = None  # GitHub accounts: the label of their interval (docs/design.md#github-accounts)
+
+
+def decide_fetch(source: Source, outcome: FetchOutcome, settings: Settings, now: float,
+                 rng: random.Random, pace: Pace | None = None) -> Decision:
+    """The decision after a fetch of a document: decide()'s, with two rules around it. Stored
+    state that cannot be used (an item edited by hand) must not wedge the source: it starts again
+    from the default interval, its learned rhythm forgotten. And while a hub pushes the feed
+    (WebSub), it is polled once a day (or as its schedule says, when that is rarer), before the
+    subscription's lease runs out, so that the fetch renews it."""
+    try:
+        decision = decide(source, outcome, settings, now, rng, pace)
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        return Decision(settings.default_interval, now + settings.default_interval,
+                        f"default: stored state unusable ({type(exc).__name__})", 0)
+    if outcome.failed or not is_verified(source.push, now):
+        return decision
+    at = safety_check_at(source.push or {}, now, decision.next_check_at, settings)
+    return replace(decision, next_check_at=at, interval=int(at - now),
+                   reason=f"push verified until {rfc3339((source.push or {})['expires_at'])}: daily safety check")
 
 
 def decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float,
@@ -60,17 +83,14 @@ def _decide(source: Source, outcome: FetchOutcome, settings: Settings, now: floa
 
     if outcome.retry_after is not None:
         # The publisher said exactly when to come back: no jitter, no clamp.
-        return Decision(int(before), _rearm(source, now + outcome.retry_after), "retry-after",
+        return Decision(int(before), rearmed(source.polling, now + outcome.retry_after), "retry-after",
                         source.consecutive_failures + 1, ewma, publications)
     if outcome.failed:
         failures = source.consecutive_failures + 1
-        if failures >= settings.circuit_breaker:
-            return Decision(int(before), None, f"circuit-open after {failures} failures", failures,
-                            ewma, publications, dead=True)
-        if source.policy == "one-strike":
-            return Decision(int(before), None, "one-strike", failures, ewma, publications, dead=True)
+        if why := parked(failures, source.policy, settings):
+            return Decision(int(before), None, why, failures, ewma, publications, dead=True)
         wait = min(before * 2 ** failures, settings.backoff_cap)
-        return Decision(int(before), _rearm(source, now + _jitter(wait, rng)), "error-backoff",
+        return Decision(int(before), rearmed(source.polling, now + _jitter(wait, rng)), "error-backoff",
                         failures, ewma, publications)
 
     if settings.interval_model == "rhythm":
@@ -92,17 +112,17 @@ def _decide(source: Source, outcome: FetchOutcome, settings: Settings, now: floa
         reason += "+ewma"
     floor = max(outcome.ttl_minutes * 60 if outcome.ttl_minutes else 0, outcome.fresh_for or 0)
     if floor > interval:
-        # The publisher's ttl and HTTP freshness are floors (seed 003 §4.6: clamp to [ttl, max]).
+        # The publisher's ttl and HTTP freshness are floors (clamped to [ttl, max]).
         interval, reason = min(floor, high), reason + "+publisher-floor"
     at = now + _jitter(interval, rng)
     shifted = skip_windows(at, outcome.skip_hours, outcome.skip_days)
     if shifted != at:
         reason += "+skip-window"
-    return Decision(int(interval), _rearm(source, shifted), reason, 0, ewma, publications)
+    return Decision(int(interval), rearmed(source.polling, shifted), reason, 0, ewma, publications)
 
 
 def target_interval(ewma: float, settings: Settings) -> float:
-    """The interval the observed cadence asks for. "seed": the EWMA itself (seed 003 §4.6).
+    """The interval the observed cadence asks for. "seed": the EWMA itself (docs/design.md#scheduling).
     "sqrt": the square root of the EWMA times a scale, so a fetch budget is spent in proportion
     to the square root of each feed's rate, which minimizes staleness for a given budget (Cho and
     Garcia-Molina): busy feeds are fetched less than once per post, quiet ones more often."""
@@ -163,7 +183,7 @@ def _count_hours(source: Source, seen: tuple[float, ...]) -> tuple[int, ...]:
 
 
 def ewma_interarrival(publications: tuple[float, ...]) -> float | None:
-    """Seed 003 §6.3: EWMA (alpha 0.3) of the gaps between the latest publications, oldest first."""
+    """EWMA (alpha 0.3) of the gaps between the latest publications, oldest first."""
     gaps = [b - a for a, b in zip(publications, publications[1:]) if b > a]
     if not gaps:
         return None
@@ -202,7 +222,3 @@ def _clamp(value: float, low: float, high: float) -> float:
 def _jitter(seconds: float, rng: random.Random) -> float:
     return seconds * (1 + rng.uniform(-JITTER_RATIO, JITTER_RATIO))
 
-
-def _rearm(source: Source, at: float) -> float | None:
-    # Seed 004: a source with polling off runs once and is not re-armed.
-    return at if source.polling else None

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import logging
-import zlib
 from dataclasses import dataclass
 
 from starfeed import observe
-from starfeed.model import Source
-from starfeed.model import Pace
+from starfeed.kinds.registry import named
+from starfeed.model import Pace, Source
 from starfeed.schedule import freshness
-from starfeed.schedule.pace import EVERY as PACE_EVERY, next_pace
+from starfeed.schedule.dispatch import lease, message_group
+from starfeed.schedule.pace import EVERY as PACE_EVERY
+from starfeed.schedule.pace import next_pace
 from starfeed.settings import Settings
-
 from starfeed.store import Storage
 from starfeed.store.queues import FetchMessage
 
@@ -27,31 +27,6 @@ class TickReport:
     pace_horizon: float | None = None  # set when this run recomputed the pace
 
 
-def message_group(source: Source, settings: Settings) -> str:
-    """The source's host (one fetch at a time per host), or one of N groups for a host allowed
-    N at once (STARFEED_HOST_GROUPS, e.g. "api.github.com=5")."""
-    host = source.host
-    groups = settings.host_groups_for(host)
-    return host if groups <= 1 else f"{host}#{zlib.crc32(source.source_id.encode()) % groups}"
-
-
-def _lease(storage: Storage, source_id: str, now: float) -> Source | None:
-    try:
-        return storage.sources.take_lease(source_id, now)
-    except (TypeError, ValueError, KeyError) as exc:
-        # One unreadable item must not stop the run for every other source.
-        log.warning("scheduler: %s could not be read (%s); skipped this run", source_id, exc)
-        return None
-
-
-def send_now(storage: Storage, source_ids: list[str], now: float) -> int:
-    """Lease sources made due now and enqueue their fetches at once, between scheduler runs (a
-    hint that they have news); one already leased is being fetched, and is left to that fetch."""
-    leased = [source for source in (_lease(storage, i, now) for i in source_ids) if source]
-    return storage.queues.send_fetches([FetchMessage(s.source_id, now, message_group(s, storage.settings),
-                                                     s.locked_until) for s in leased])
-
-
 def run_tick(storage: Storage, now: float) -> TickReport:
     with observe.span("schedule"):
         return _run_tick(storage, now)
@@ -59,7 +34,7 @@ def run_tick(storage: Storage, now: float) -> TickReport:
 
 def _run_tick(storage: Storage, now: float) -> TickReport:
     due = storage.sources.due_ids(now)
-    leased = [source for source in (_lease(storage, i, now) for i in due) if source]
+    leased = [source for source in (lease(storage, i, now) for i in due) if source]
     # One read of the host pauses a run: a paused host's sources wait for its pause to end. The
     # GitHub host's is read every run: while a refused token stops it, GitHubStopped says so
     # (its alarm stays on until `starfeed github connect`), busy run or idle.
@@ -109,7 +84,8 @@ def update_pace(storage: Storage, now: float) -> Pace | None:
         return None
     settings = storage.settings
     pace = next_pace(stored[0] if stored else settings.initial_pace(),
-                     storage.sources.scheduled_publications(), settings, now)
+                     [times for kind, times in storage.sources.scheduled_publications() if named(kind).paced],
+                     settings, now)
     if not storage.pace.save(pace, now, stored[1] if stored else None):
         return None  # another run stepped it first
     log.info("scheduler: pace: active sources wait at most %.1f h beyond their quiet hours; active from"

@@ -6,17 +6,17 @@ from __future__ import annotations
 import calendar
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from pynamodb.exceptions import AttributeDeserializationError, DoesNotExist
 from pynamodb.transactions import TransactWrite
 
-from starfeed.model import Entry, Source
+from starfeed.model import Entry, GitHubAccount, Source
 from starfeed.settings import Settings
 from starfeed.store.digest import DIGEST_UID, Digest, Document
 from starfeed.store.records import (DAY, collection_entry_record, entry_of, entry_problem, entry_record,
-                                    sort_key_of, written)
+                                    sort_key_of, stored, written)
 
 TRANSACTION_ITEMS = 100  # DynamoDB's limit on the items of one TransactWriteItems
 
@@ -189,24 +189,24 @@ class Entries:
                                                                    attributes_to_get=["entry_uid"])}
 
     def store_stars(self, source: Source, entries: list[Entry], lease: float | None) -> None:
-        """Seed 000: stars, their collection copies and the user's last_starred_at are written
+        """A followed account's stars, their collection copies and its last_starred_at are written
         together or not at all. Oldest first, in transactions that fit DynamoDB's 100 items, so
         last_starred_at never runs ahead of the stars stored; a lost lease writes nothing."""
         S = self._records.Source
+        account = source.github or GitHubAccount()
         ordered = sorted(entries, key=lambda e: e.published or "")
         condition = (S.locked_until == lease) if lease is not None else S.source_id.exists()
         per_transaction = (TRANSACTION_ITEMS - 1) // (1 + len(source.collections))
         for start in range(0, len(ordered), per_transaction):
             chunk = ordered[start:start + per_transaction]
-            latest = max([chunk[-1].published or "", source.last_starred_at or ""])
+            account = replace(account, last_starred_at=max([chunk[-1].published or "", account.last_starred_at or ""]))
             with TransactWrite(connection=self._connection) as transaction:
                 for entry in chunk:
                     transaction.save(entry_record(self._records, entry, self.settings))
                     for collection in source.collections:
                         transaction.save(collection_entry_record(self._records, collection, entry, self.settings))
-                transaction.update(S(source.source_id), actions=[S.last_starred_at.set(latest)],
-                                   condition=condition)
-            source.last_starred_at = latest
+                transaction.update(S(source.source_id), actions=[S.github.set(stored(account))], condition=condition)
+            source.github = account
 
     def purge(self, feed_id: str, collections: list[str] = ()) -> int:
         """Delete every stored entry of one source and its copies in these collections (keyed by

@@ -10,7 +10,8 @@ import time
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import MISSING, asdict, fields
+from dataclasses import MISSING, asdict, fields, is_dataclass
+from enum import Enum
 from types import SimpleNamespace
 
 from pynamodb.attributes import (Attribute, BooleanAttribute, JSONAttribute, ListAttribute, NumberAttribute,
@@ -19,7 +20,7 @@ from pynamodb.exceptions import DeleteError, PutError, UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection, LocalSecondaryIndex
 from pynamodb.models import Model
 
-from starfeed.model import Entry, Kind, Source, Status
+from starfeed.model import Entry, Source
 from starfeed.settings import Settings
 from starfeed.store.digest import DIGEST_UID
 from starfeed.store.limits import ITEM_BYTES, PARTITION_KEY_BYTES, SORT_KEY_BYTES
@@ -32,13 +33,13 @@ def _attribute(annotation, default) -> Attribute:
     optional = typing.get_origin(annotation) in (types.UnionType, typing.Union)  # X | None
     base = next(a for a in typing.get_args(annotation) if a is not type(None)) if optional else annotation
     options = {"null": True} if optional else {} if default is MISSING else {"default": default}
-    if base in (list, dict) or typing.get_origin(base) in (list, dict):
-        return JSONAttribute(**options)
+    if base in (list, dict) or typing.get_origin(base) in (list, dict) or is_dataclass(base):
+        return JSONAttribute(**options)  # a typed sub-record (model.GitHubAccount, ...) as its JSON
     if issubclass(base, bool):  # before int: a bool is an int
         return BooleanAttribute(**options)
     if issubclass(base, (int, float)):
         return NumberAttribute(**options)
-    if issubclass(base, str):  # enums (Kind, Status) included
+    if issubclass(base, str):  # enums (Status, Policy) included
         return UnicodeAttribute(**options)
     raise TypeError(f"no stored form for a field of type {annotation}")
 
@@ -165,18 +166,61 @@ def written(write: Callable[[], object]) -> bool:
 
 
 def source_of(record) -> Source:
-    source = Source(**{name: plain(getattr(record, name)) for name in SOURCE_FIELDS})
-    # Typed as the model says; a value no enum knows (a hand-edited item) stays as stored.
-    source.kind = _member(Kind, source.kind)
-    source.status = _member(Status, source.status)
-    return source
+    return Source(**{name: typed(_SOURCE_TYPES[name], plain(getattr(record, name))) for name in SOURCE_FIELDS})
 
 
-def _member(enum: type, value):
-    try:
-        return enum(value)
-    except ValueError:
-        return value
+_SOURCE_TYPES = typing.get_type_hints(Source)
+
+
+def stored(value):
+    """A field's value as an attribute holds it: a typed sub-record as its JSON's dict."""
+    return asdict(value) if is_dataclass(value) and not isinstance(value, type) else value
+
+
+def typed(annotation, value):
+    """A stored value as the model types it. Items may be edited by hand: a value no enum knows
+    stays as stored (and reads as no member), and a sub-record keeps only its well-typed fields,
+    the others at their defaults, or is None when it is no object at all."""
+    optional = typing.get_origin(annotation) in (types.UnionType, typing.Union)
+    base = next(a for a in typing.get_args(annotation) if a is not type(None)) if optional else annotation
+    if value is None:
+        return None
+    if isinstance(base, type) and issubclass(base, Enum):
+        try:
+            return base(value)
+        except ValueError:
+            return value
+    if is_dataclass(base):
+        return _record_of(base, value)
+    return value
+
+
+def _record_of(cls: type, value):
+    if not isinstance(value, dict):
+        return None
+    hints = typing.get_type_hints(cls)
+    return cls(**{f.name: value[f.name] for f in fields(cls)
+                  if f.name in value and _fits(hints[f.name], value[f.name])})
+
+
+def _fits(annotation, value) -> bool:
+    """Whether a JSON value is of a sub-record field's type (numbers, strings, flags, lists of them)."""
+    options = typing.get_args(annotation) if typing.get_origin(annotation) in (types.UnionType, typing.Union) \
+        else (annotation,)
+    for option in options:
+        if option is type(None) and value is None:
+            return True
+        if option is bool and isinstance(value, bool):
+            return True
+        if option in (int, float) and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and (option is float or float(value).is_integer()):
+            return True
+        if option is str and isinstance(value, str):
+            return True
+        if typing.get_origin(option) is list and isinstance(value, list):
+            item = typing.get_args(option)[0]
+            return all(_fits(item, v) for v in value)
+    return False
 
 
 def entry_of(record) -> Entry:

@@ -7,15 +7,14 @@ from dataclasses import asdict
 
 from pynamodb.exceptions import DoesNotExist
 
-from starfeed.model import GITHUB_KINDS, Source, Status
+from starfeed.model import Source, Status, set_by_hand
 from starfeed.settings import Settings
-from starfeed.store.records import SOURCE_FIELDS, source_of, written
+from starfeed.store.records import SOURCE_FIELDS, source_of, stored, written
 
-# Fields a fetch's outcome never writes: the CLI's (change()), and the WebSub subscription's,
-# written as it changes (a hub may verify it before the fetch that asked for it is written).
-_SET_BY_HAND = frozenset({"source_id", "created_at", "collections", "kind", "polling", "locked_until",
-                          "enforce_feed_domain", "policy", "min_interval", "max_interval", "backfill",
-                          "deleted_at", "root_domain", "push", "push_secret"})
+# Fields a fetch's outcome never writes (model.SET_BY_HAND): a person's, through change(), and the
+# WebSub subscription's, written as it changes (a hub may verify it before the fetch that asked
+# for it is written).
+_FETCHED = [name for name in SOURCE_FIELDS if not set_by_hand(name)]
 
 
 def source_record(records, source: Source, settings: Settings):
@@ -69,17 +68,16 @@ class Sources:
         ids = {key.source_id for key in self._records.Source.by_root.query(root_domain)}
         return sorted(self.get_many(ids).values(), key=lambda s: s.created_at)
 
-    def scheduled_publications(self) -> list[list[float]]:
-        """The latest publication times of every feed and page on the schedule, the pace's input:
-        one Scan of five attributes, once an hour."""
+    def scheduled_publications(self) -> list[tuple[str, list[float]]]:
+        """The kind and latest publication times of every source on the schedule, the pace's input:
+        one Scan of six attributes, once an hour."""
         records = self._records.Source.scan(attributes_to_get=["publications", "enabled", "polling", "status", "kind",
                                                                "deleted_at"])
         found = []
         for record in records:
-            if (record.enabled and record.deleted_at is None and record.polling and record.status != Status.DEAD
-                    and record.kind not in GITHUB_KINDS):
+            if record.enabled and record.deleted_at is None and record.polling and record.status != Status.DEAD:
                 try:
-                    found.append(sorted(float(t) for t in record.publications or []))
+                    found.append((record.kind, sorted(float(t) for t in record.publications or [])))
                 except (TypeError, ValueError):
                     continue  # corrupt: its next fetch starts it again from the default interval
         return found
@@ -125,8 +123,8 @@ class Sources:
         fetch may change: the lease makes it the only writer of its source's state. A pushed
         document's (release False) leaves the lease to the fetch that holds it."""
         S = self._records.Source
-        values = {name: getattr(source, name) for name in SOURCE_FIELDS
-                  if name not in _SET_BY_HAND and getattr(source, name) != getattr(before, name)}
+        values = {name: stored(getattr(source, name)) for name in _FETCHED
+                  if getattr(source, name) != getattr(before, name)}
         if source.enabled:
             values.pop("enabled", None)  # a fetch only ever disables (410); it never re-enables
         if due_keys(source, self.settings) != due_keys(before, self.settings):
@@ -150,7 +148,7 @@ class Sources:
         for name, value in changes.items():
             setattr(source, name, value)
         S = self._records.Source
-        values = {**changes, **due_keys(source, self.settings)}
+        values = {**{k: stored(v) for k, v in changes.items()}, **due_keys(source, self.settings)}
         actions = [getattr(S, k).remove() if v is None else getattr(S, k).set(v) for k, v in values.items()]
         condition = S.source_id.exists()
         if require_enabled:

@@ -17,7 +17,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from starfeed.model import Source
 from starfeed.parse.normalize import rfc3339
-from starfeed.schedule.tick import message_group
+from starfeed.schedule.dispatch import message_group
 from starfeed.store import Storage
 from starfeed.store.queues import FetchMessage
 from starfeed.urlpolicy import redact

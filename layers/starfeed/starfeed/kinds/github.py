@@ -1,14 +1,20 @@
-"""The GitHub follow list as a person manages it (seed 000): resume polling after a token is
-stored or a sync is asked for, and the state `starfeed github status` shows."""
+"""GitHub as a person manages it (docs/design.md#github-accounts), across its three kinds of
+source: resume polling after a token is stored or a sync is asked for, and the state
+`starfeed github status` shows."""
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from starfeed.model import GITHUB_HELPERS, GITHUB_KINDS, Kind, Source
-from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES, github_following_source, github_timeline_source
+from starfeed.kinds import github_following, github_timeline, github_user
+from starfeed.kinds.github_user import uncover_all
+from starfeed.kinds.registry import kind_of
+from starfeed.model import Source
+from starfeed.kinds.github_following import new_following
+from starfeed.kinds.github_timeline import new_timeline
+from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES
 from starfeed.store import Storage
 from starfeed.store.hosts import pause_in
 
@@ -35,38 +41,25 @@ def resume(storage: Storage, now: float) -> Resumed:
         held.add("host-paused")
         if storage.settings.render_queue_url:
             storage.queues.send_render(GITHUB_PAGES)  # the pages stop saying it stopped
-    following = github_following_source(storage.settings, now)
+    following = new_following(storage.settings, now)
     added = following if storage.sources.add(following) else None
-    timeline = github_timeline_source(storage.settings, now)
+    timeline = new_timeline(storage.settings, now)
     storage.sources.add(timeline)
     users = storage.sources.get_many(set(storage.collections.members(GITHUB_COLLECTION))).values()
     helpers = [storage.sources.get(following.source_id), storage.sources.get(timeline.source_id)]
-    if helpers[1] is not None and helpers[1].login:
-        storage.sources.change(timeline.source_id, {"login": None})  # the token may be another user's
+    if helpers[1] is not None and helpers[1].timeline and helpers[1].timeline.login:
+        # The token may be another user's.
+        storage.sources.change(timeline.source_id, {"timeline": replace(helpers[1].timeline, login=None)})
     for source in [*helpers, *users]:
-        if source and (source.kind in GITHUB_HELPERS or source.reason in held):
+        if source and (not kind_of(source).publishes or source.reason in held):
             storage.sources.change(source.source_id, {"next_check_at": now, "locked_until": None,
                                                       "last_error": None}, require_enabled=True)
     return Resumed(lifted, added)
 
 
-def uncover_all(storage: Storage, now: float, why: str) -> None:
-    """Some stars may have been missed: every account the timeline covered goes back to its EMA."""
-    users = storage.sources.get_many(set(storage.collections.members(GITHUB_COLLECTION)))
-    covered = [u for u in users.values() if u.timeline_covered]
-    for user in covered:
-        back = now + (user.ewma_interarrival or storage.settings.github_default_minutes * 60)
-        changes = {"timeline_covered": False}
-        if user.next_check_at is not None:  # one not re-armed (polling off, parked) stays so
-            changes["next_check_at"] = min(user.next_check_at, back)
-        storage.sources.change(user.source_id, changes)
-    if covered:
-        log.warning("fetcher: GitHub timeline: %s; %d account(s) back to their star EMA", why, len(covered))
-
-
 def timeline_stopped(storage: Storage, source: Source | None, now: float) -> None:
     """A timeline disabled or removed hints nothing more: the accounts it covered go back to their EMA."""
-    if source is not None and source.kind == Kind.GITHUB_TIMELINE:
+    if source is not None and kind_of(source) is github_timeline.KIND:
         uncover_all(storage, now, "the timeline was disabled or removed")
 
 
@@ -85,13 +78,26 @@ class GitHubState:
 
 def state(storage: Storage, now: float) -> GitHubState:
     host = storage.settings.github_host
-    accounts = [s for s in storage.sources.all() if s.kind in GITHUB_KINDS]
-    users = [s for s in accounts if s.kind == Kind.GITHUB_USER]
+    by_kind: dict[object, list[Source]] = {}
+    for source in storage.sources.all():
+        by_kind.setdefault(kind_of(source), []).append(source)
+    users = by_kind.get(github_user.KIND, [])
+    accounts = [*users, *by_kind.get(github_following.KIND, []), *by_kind.get(github_timeline.KIND, [])]
     failed = sorted((s for s in accounts if s.last_error), key=lambda s: s.last_fetch_at or 0)
     known = storage.hosts.state(host)  # one read for the rate limit and the pause
     return GitHubState(known.get("rate_limit"), pause_in(known, now),
-                       next((s for s in accounts if s.kind == Kind.GITHUB_FOLLOWING), None),
-                       next((s for s in accounts if s.kind == Kind.GITHUB_TIMELINE and s.live), None), users,
-                       Counter(s.tier or "low" for s in users if s.enabled),
+                       next(iter(by_kind.get(github_following.KIND, [])), None),
+                       next((s for s in by_kind.get(github_timeline.KIND, []) if s.live), None), users,
+                       Counter(github_user.KIND.tier(s) for s in users if s.enabled),
                        sum(1 for s in users if not s.enabled), sum(s.entry_count for s in users),
                        failed[-1] if failed else None)
+
+
+def live_timelines(sources: list[Source]) -> list[Source]:
+    """The GitHub timelines among these sources that are read (one per deployment)."""
+    return [s for s in sources if kind_of(s) is github_timeline.KIND and s.live]
+
+
+def announced(sources: list[Source]) -> int:
+    """How many of these followed accounts the timeline announces (their polls stretch to daily)."""
+    return sum(1 for s in sources if kind_of(s) is github_user.KIND and s.live and github_user.account(s).timeline_covered)
