@@ -25,7 +25,8 @@ JOBS = ("starfeed.fetch.job", "starfeed.fetch.github_job", "starfeed.fetch.recor
         # The analyzer that calls a model: the enrich job's edge to Bedrock.
         "starfeed.enrich.bedrock")
 STORAGE_USERS = JOBS + ("starfeed.serve", "starfeed.websub.callback", "starfeed.sources", "starfeed.subscribe", "starfeed.following", "starfeed.taps",
-                        "starfeed.deployment", "starfeed.cli", "starfeed.local", "starfeed.bench")
+                        "starfeed.deployment", "starfeed.rest_client", "starfeed.cli", "starfeed.local",
+                        "starfeed.bench")
 
 
 def _module_name(path: Path) -> str:
