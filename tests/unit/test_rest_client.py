@@ -1,5 +1,5 @@
-"""The REST API's client (starfeed.rest_client) without a network: where a path goes, and the
-signature API Gateway's IAM authorization checks."""
+"""The REST API's client (starfeed.rest_client) without a network: where a path goes, and no
+request without credentials (test_rest_parts.py checks the signature itself)."""
 
 from __future__ import annotations
 
@@ -15,16 +15,6 @@ def test_a_path_goes_under_api_v1_once(path):
 
 def test_the_root_of_the_api_is_itself():
     assert api_url("https://api.example.org", "/api/v1") == "https://api.example.org/api/v1"
-
-
-def test_a_request_is_signed_for_execute_api_in_the_region(monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
-    url, headers = signed("POST", "https://api.example.org/api/v1/feeds", b"{}", "eu-west-1")
-    assert url == "https://api.example.org/api/v1/feeds"
-    assert headers["Authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
-    assert "/eu-west-1/execute-api/aws4_request" in headers["Authorization"]
-    assert headers["Content-Type"] == "application/json" and "X-Amz-Date" in headers
 
 
 def test_no_credentials_is_said_before_any_request(monkeypatch, tmp_path):
