@@ -49,7 +49,7 @@ bench: $(VENV)/.installed
 cost: $(VENV)/.installed
 	$(BIN)/python -m starfeed.bench.cost
 
-$(VENV)/.installed: pyproject.toml layers/starfeed/requirements.txt
+$(VENV)/.installed: pyproject.toml layers/starfeed/requirements.txt layers/starfeed/provided-by-lambda.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'

@@ -4,10 +4,12 @@ import json
 import time
 
 from origin import Reply, rss
+from waiting import eventually
 from starfeed.cli import main
 from starfeed.fetch.job import fetch_source
 from starfeed.local.aws_calls import observed
 from starfeed.model import outcome_of
+from starfeed.parse.normalize import rfc3339
 from starfeed.store.digest import DIGEST_UID
 
 
@@ -108,7 +110,8 @@ def test_a_documents_sighting_is_one_digest_write_and_stays_with_an_entry_that_l
     try:
         fetch_now(storage, source)
         first = sightings()
-        time.sleep(1.1)  # the next sighting falls in a later second
+        # The next sighting falls in a later second (last_seen is to the second).
+        eventually(lambda: rfc3339(time.time()) > first["s1"][1], what="a second after the first sighting")
         with observed(lambda service, op, params: calls.append((op, params)) if service == "dynamodb" else None):
             fetch_now(storage, source)
         second = sightings()

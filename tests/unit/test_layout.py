@@ -26,8 +26,9 @@ JOBS = ("starfeed.fetch.job", "starfeed.fetch.document", "starfeed.fetch.github_
         "starfeed.kinds",
         # The analyzer that calls a model: the enrich job's edge to Bedrock.
         "starfeed.enrich.bedrock")
-STORAGE_USERS = JOBS + ("starfeed.serve", "starfeed.websub.callback", "starfeed.sources", "starfeed.subscribe", "starfeed.taps",
-                        "starfeed.deployment", "starfeed.cli", "starfeed.local", "starfeed.bench")
+STORAGE_USERS = JOBS + ("starfeed.serve", "starfeed.websub.callback", "starfeed.sources", "starfeed.subscribe",
+                        "starfeed.taps", "starfeed.deployment", "starfeed.rest_client", "starfeed.cli", "starfeed.local",
+                        "starfeed.bench")
 
 
 def _module_name(path: Path) -> str:

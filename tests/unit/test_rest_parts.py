@@ -93,7 +93,7 @@ def test_the_document_asks_a_sigv4_signature_where_api_gateway_verifies_one(auth
 
 
 def test_a_signed_request_carries_a_sigv4_authorization_for_execute_api(monkeypatch):
-    from starfeed.cli.api import api_url, signed
+    from starfeed.rest_client import api_url, signed
 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")

@@ -58,7 +58,7 @@ def fetch_settings(stack_name: str | None) -> Settings:
 
 def local_stack_environment() -> dict | None:
     """The environment of the running local stack (`make run`), or None when none runs."""
-    from starfeed.local.stack import STACK_FILE, state_dir
+    from starfeed.local.state import STACK_FILE, state_dir
 
     try:
         stack_file = state_dir() / STACK_FILE

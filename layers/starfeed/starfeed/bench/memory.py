@@ -99,7 +99,7 @@ def run() -> dict:
         peaks = cost.measure(sources=cost.SOURCES)
     finally:
         tracemalloc.stop()
-    from starfeed.local.stack import project_root
+    from starfeed.local.state import project_root
     root = project_root()
     result = {}
     for function, figures in typical(measured, peaks).items():

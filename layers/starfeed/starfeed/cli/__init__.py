@@ -1,7 +1,8 @@
 """The starfeed command line: manage sources of the local stack or of a deployed one.
 
 One module per command group (sources, root_domain, opml, github, inspect, tap, api, local); each parses
-and prints, and calls the package (starfeed.subscribe, starfeed.following, starfeed.deployment) to act."""
+and prints, and calls the package (starfeed.subscribe, starfeed.following, starfeed.deployment,
+starfeed.rest_client) to act."""
 
 from __future__ import annotations
 

@@ -1,14 +1,13 @@
-"""starfeed api: one request to the REST API (/api/v1), signed with AWS Signature Version 4, as the
-API's IAM authorization asks on AWS (under `make run` the signature is not needed, and harmless)."""
+"""starfeed api: one request to the REST API (/api/v1), signed with AWS Signature Version 4 by
+starfeed.rest_client; the answer's body printed."""
 
 from __future__ import annotations
 
 import json
 import sys
 
+from starfeed import rest_client
 from starfeed.cli.common import CliError, connect
-
-V1 = "/api/v1"
 
 
 def add_commands(commands) -> None:
@@ -22,29 +21,7 @@ def add_commands(commands) -> None:
     api.set_defaults(action=_call)
 
 
-def api_url(base: str, path: str) -> str:
-    path = path if path.startswith("/") else f"/{path}"
-    return base.rstrip("/") + (path if path.startswith(V1 + "/") or path == V1 else V1 + path)
-
-
-def signed(method: str, url: str, body: bytes, region: str) -> tuple[str, dict[str, str]]:
-    """The request's headers, SigV4-signed with the environment's credentials (botocore's chain)."""
-    import boto3
-    from botocore.auth import SigV4Auth
-    from botocore.awsrequest import AWSRequest
-
-    credentials = boto3.Session().get_credentials()
-    if credentials is None:
-        raise CliError("no AWS credentials to sign with: configure them (aws configure, AWS_PROFILE)")
-    request = AWSRequest(method=method, url=url, data=body,
-                         headers={"Content-Type": "application/json"} if body else {})
-    SigV4Auth(credentials.get_frozen_credentials(), "execute-api", region).add_auth(request)
-    return request.url, dict(request.headers.items())
-
-
 def _call(args) -> int:
-    import requests
-
     settings = connect(args.stack).settings
     body = b""
     if args.data is not None:
@@ -52,11 +29,10 @@ def _call(args) -> int:
             body = json.dumps(json.loads(args.data)).encode()
         except ValueError as exc:
             raise CliError(f"--data is not JSON: {exc}") from None
-    url, headers = signed(args.method, api_url(settings.public_url, args.path), body, settings.region)
     try:
-        response = requests.request(args.method, url, data=body or None, headers=headers, timeout=60)
-    except requests.RequestException as exc:
-        raise CliError(f"cannot reach {url}: {exc}") from None
+        response = rest_client.call(settings, args.method, args.path, body)
+    except rest_client.CannotCall as exc:
+        raise CliError(str(exc)) from None
     if response.headers.get("Content-Type", "").startswith(("application/json", "application/problem+json")):
         document = response.json()
         if response.ok:

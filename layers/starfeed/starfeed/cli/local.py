@@ -19,7 +19,7 @@ def _run(args) -> int:
 
 def _reset(args) -> None:
     from starfeed.local.snapshot import SNAPSHOT_FILE, move_aside
-    from starfeed.local.stack import state_dir
+    from starfeed.local.state import state_dir
 
     path = state_dir() / SNAPSHOT_FILE
     if not path.exists():

@@ -61,45 +61,34 @@ def add_commands(commands) -> None:
     shape.add_argument("--json", action="store_true",
                        help="every field, as one JSON array (removed sources included, with deleted_at)")
     listing.set_defaults(action=_list)
-    show = source.add_parser("show", help="everything about one source: its full last error, "
-                             "what the filters dropped, its recent fetches")
-    show.add_argument("id")
-    show.set_defaults(action=_show)
-    sync = source.add_parser("sync", help="fetch now: clear the error and the lease (not when disabled)")
-    sync.add_argument("id")
-    sync.set_defaults(action=_sync)
+    _on_one_source(source, "show", _show, "everything about one source: its full last error, "
+                   "what the filters dropped, its recent fetches")
+    _on_one_source(source, "sync", _sync, "fetch now: clear the error and the lease (not when disabled)")
     for verb, text in (("enable", "fetch and serve it again"), ("disable", "stop fetching and serving it")):
-        toggle = source.add_parser(verb, help=text)
-        toggle.add_argument("id")
-        toggle.set_defaults(action=_set)
+        _on_one_source(source, verb, _set, text)
     for verb, text, choices in (
             ("polling", "off: the next fetch is the last (seed 004)", ("on", "off")),
             ("policy", "on failure: backoff (default) or one-strike", ("backoff", "one-strike")),
             ("deframe", "on: analyze each new entry and serve the results (seed 004)", ("on", "off"))):
-        setting = source.add_parser(verb, help=text)
-        setting.add_argument("id")
-        setting.add_argument("value", choices=choices)
-        setting.set_defaults(action=_set)
-    prompt = source.add_parser("prompt", help="the analyzer's system prompt for this source, from a file")
-    prompt.add_argument("id")
+        _on_one_source(source, verb, _set, text).add_argument("value", choices=choices)
+    prompt = _on_one_source(source, "prompt", _prompt, "the analyzer's system prompt for this source, from a file")
     which = prompt.add_mutually_exclusive_group(required=True)
     which.add_argument("file", nargs="?", help="a UTF-8 text file holding the prompt")
     which.add_argument("--clear", action="store_true", help="back to the default prompt")
-    prompt.set_defaults(action=_prompt)
-    backfill = source.add_parser("backfill", help="import the feed's archive once (RFC 5005), whatever its "
-                                 "dates: `source list` shows how far it got")
-    backfill.add_argument("id")
-    backfill.set_defaults(action=_backfill)
-    remove = source.add_parser("remove", help="unsubscribe: never fetched or served again, kept until "
-                               "purged (restore undoes it)")
-    remove.add_argument("id")
-    remove.set_defaults(action=_remove)
-    restore = source.add_parser("restore", help="undo remove: fetched now, and served again")
-    restore.add_argument("id")
-    restore.set_defaults(action=_restore)
-    purge = source.add_parser("purge", help="delete a removed source and its stored entries for good")
-    purge.add_argument("id")
-    purge.set_defaults(action=_purge)
+    _on_one_source(source, "backfill", _backfill, "import the feed's archive once (RFC 5005), whatever its "
+                   "dates: `source list` shows how far it got")
+    _on_one_source(source, "remove", _remove, "unsubscribe: never fetched or served again, kept until "
+                   "purged (restore undoes it)")
+    _on_one_source(source, "restore", _restore, "undo remove: fetched now, and served again")
+    _on_one_source(source, "purge", _purge, "delete a removed source and its stored entries for good")
+
+
+def _on_one_source(verbs, verb: str, action, text: str):
+    """A verb that acts on the source its one argument names; its parser, for more arguments."""
+    parser = verbs.add_parser(verb, help=text)
+    parser.add_argument("id")
+    parser.set_defaults(action=action)
+    return parser
 
 
 def _add(args) -> None:

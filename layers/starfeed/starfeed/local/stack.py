@@ -14,27 +14,13 @@ import boto3
 from starfeed.local import template
 from starfeed.local.runtime import (Function, QueueSource, load_function, load_functions,
                                     queue_sources, scheduled_event)
+from starfeed.local.state import STACK_FILE, project_root, state_dir
 
 log = logging.getLogger(__name__)
 
 LOCAL_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
                      "AWS_SESSION_TOKEN": "local", "AWS_REGION": template.REGION,
                      "AWS_DEFAULT_REGION": template.REGION}
-STACK_FILE = "stack.json"
-
-
-def project_root() -> Path:
-    """The checkout holding template.yaml: from STARFEED_HOME, the working directory, or here."""
-    candidates = [Path(os.environ["STARFEED_HOME"])] if os.environ.get("STARFEED_HOME") else []
-    candidates += [Path.cwd(), *Path.cwd().parents, *Path(__file__).resolve().parents]
-    for candidate in candidates:
-        if (candidate / "template.yaml").is_file() and (candidate / "functions").is_dir():
-            return candidate
-    raise FileNotFoundError("template.yaml not found: run from a starfeed checkout or set STARFEED_HOME")
-
-
-def state_dir() -> Path:
-    return Path(os.environ.get("STARFEED_STATE_DIR") or project_root() / ".starfeed" / "local")
 
 
 class LocalStack:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
 from starfeed.serve.cache import FeedCache
-from starfeed.serve.responses import Served, text
+from starfeed.serve.responses import BadQuery, Served, text
 from starfeed.serve.routes import feeds, lookup, pages, stats
 from starfeed.store import Storage
 
@@ -20,6 +20,10 @@ def build_app(storage: Storage, cache: FeedCache | None = None) -> APIGatewayHtt
     @app.not_found
     def not_found(_exc):
         return text(404, "not found: see / for the feeds this starfeed serves\n")
+
+    @app.exception_handler(BadQuery)
+    def bad_query(exc: BadQuery):
+        return text(400, f"{exc}\n")
 
     app.feed_cache = served.cache  # for the dashboard and the benchmark
     return app

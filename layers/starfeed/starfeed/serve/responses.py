@@ -11,6 +11,7 @@ from collections.abc import Callable
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 
+from starfeed.enrich.present import threshold
 from starfeed.formats import EXTENSIONS, FORMATS
 from starfeed.serve.cache import FeedCache
 from starfeed.serve.negotiate import OFFERED, BadAccept, NotAcceptable, negotiate
@@ -26,6 +27,10 @@ PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsaf
                 "img-src https: http: data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
                 "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 FORMAT_OF_EXTENSION = {**EXTENSIONS, "html": "html"}
+
+
+class BadQuery(Exception):
+    """A query parameter a route cannot use: answered 400 with this text (serve/api.py)."""
 
 
 class Served:
@@ -45,13 +50,22 @@ class Served:
     def query(name: str) -> str | None:
         return BaseRouter.current_event.get_query_string_value(name)
 
-    def url_param(self) -> str | None:
+    def url_param(self, expected: str) -> str:
         """The url= query parameter when it is an http(s) URL that could be a key: DynamoDB
-        refuses an index key over 2,048 bytes, and a reader's query must not become a 500."""
+        refuses an index key over 2,048 bytes, and a reader's query must not become a 500.
+        Otherwise BadQuery, which says what was expected."""
         url = self.query("url")
-        if not url or not url.startswith(("http://", "https://")):
-            return None
-        return url if len(url.encode("utf-8", "surrogatepass")) <= PARTITION_KEY_BYTES else None
+        if not url or not url.startswith(("http://", "https://")) \
+                or len(url.encode("utf-8", "surrogatepass")) > PARTITION_KEY_BYTES:
+            raise BadQuery(expected)
+        return url
+
+    def max_score(self) -> float | None:
+        """The max_score= query parameter (enrich.present.threshold), or BadQuery with the reason."""
+        try:
+            return threshold(self.query("max_score"))
+        except ValueError as exc:
+            raise BadQuery(str(exc)) from None
 
     def count(self, fmt: str, hit: bool) -> None:
         """Dashboard counters (sampled when busy); no addresses kept. No CloudWatch metric: API

@@ -9,7 +9,6 @@ import re
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from starfeed.enrich.present import threshold
 from starfeed.render.summary import PUBLISHED_OPML, SUBSCRIPTIONS_OPML
 from starfeed.serve.responses import Served, text
 
@@ -59,10 +58,7 @@ def router(served: Served) -> Router:
         stem, _, extension = filename.partition(".")
         if stem != "feed" or not SOURCE_ID.match(source_id):
             return text(404, "no such source feed: expected /s/{source_id}/feed[.xml|.atom|.json]\n")
-        try:
-            max_score = threshold(served.query("max_score"))
-        except ValueError as exc:
-            return text(400, f"{exc}\n")
+        max_score = served.max_score()
         source = sources.get(source_id)
         if max_score is not None:
             return scored(source, extension or None, max_score)
@@ -72,13 +68,8 @@ def router(served: Served) -> Router:
     @routes.get("/rss", compress=True)
     def by_url():
         """Seed 004's proxy: one source's RSS by the source's own URL."""
-        url = served.url_param()
-        if url is None:
-            return text(400, "expected /rss?url=ENCODED_FEED_URL (an http or https URL)\n")
-        try:
-            max_score = threshold(served.query("max_score"))
-        except ValueError as exc:
-            return text(400, f"{exc}\n")
+        url = served.url_param("expected /rss?url=ENCODED_FEED_URL (an http or https URL)")
+        max_score = served.max_score()
         source = sources.find_by_url(url)
         if max_score is not None:
             return scored(source, "xml", max_score)

@@ -7,7 +7,7 @@ import re
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from starfeed.enrich.analysis import score_of
-from starfeed.enrich.present import threshold, within
+from starfeed.enrich.present import within
 from starfeed.serve.responses import Served, json_response, text
 
 SITE_ITEMS = 50
@@ -21,13 +21,8 @@ def router(served: Served) -> Router:
     def api_item():
         from starfeed.serve.lookup import item_json
 
-        url = served.url_param()
-        if url is None:
-            return text(400, "expected /api/item?url=ARTICLE_URL (an http or https URL)\n")
-        try:
-            max_score = threshold(served.query("max_score"))
-        except ValueError as exc:
-            return text(400, f"{exc}\n")
+        url = served.url_param("expected /api/item?url=ARTICLE_URL (an http or https URL)")
+        max_score = served.max_score()
         # The newest copy among the live sources' (seed 004 §6: a link may be in several feeds);
         # with max_score, the newest that passes it.
         entries = storage.entries.with_link(url)
