@@ -18,12 +18,13 @@ from dataclasses import dataclass, field, replace
 from functools import cache, partial
 
 from starfeed import observe
+from starfeed.formats import DEFAULT, FORMATS
 from starfeed.enrich.present import deframed
 from starfeed.model import Entry, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY, choose, clean
 from starfeed.render.clean import Origin
-from starfeed.render.feeds import FORMATS, FeedMeta, render
+from starfeed.render.feeds import FeedMeta, render
 from starfeed.render.html import IndexPage, github_notice, render_index
 from starfeed.schedule.github import TIERS
 from starfeed.render import summary
@@ -92,7 +93,7 @@ def _tell_the_hub(storage: Storage, targets: list[str]) -> None:
         return
     from starfeed.websub.hub import ping
 
-    urls = [f"{base}/{target}.{extension}" for target in targets for extension, _ in FORMATS.values()]
+    urls = [f"{base}/{fmt.file(target)}" for target in targets for fmt in FORMATS]
     failures = ping(hub, urls, storage.settings)
     if failures:
         log.warning("renderer: the WebSub hub was not told of %d of %d feed URLs (the next render tells it "
@@ -106,7 +107,7 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
     kind, name = target_parts(target)
     if kind == "s":
         source = storage.sources.get(name)
-        rendered_before = [f"{target}.{extension}" for extension, _ in FORMATS.values()]
+        rendered_before = [fmt.file(target) for fmt in FORMATS]
         if source is not None and source.live:
             # A copy an older starfeed rendered would go stale in the bucket (and on a CDN in
             # front of it): gone at its source's next change. A HEAD costs what a GET does.
@@ -126,11 +127,11 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
     if kind in ("", "c"):
         prefix = f"c/{name}/" if kind == "c" else ""
         _render_index(storage, meta, prefix, entries, sources, collections(), notice(), now)
-    for fmt, (extension, content_type) in FORMATS.items():
+    for fmt in FORMATS:
         started = time.perf_counter()
-        document = render(fmt, meta, entries, now)
-        timings[f"render:{fmt}:{render_bucket((time.perf_counter() - started) * 1000)}"] += 1
-        storage.blobs.put_feed(f"{target}.{extension}", document, content_type, rendered_at=now)
+        document = render(fmt.name, meta, entries, now)
+        timings[f"render:{fmt.name}:{render_bucket((time.perf_counter() - started) * 1000)}"] += 1
+        storage.blobs.put_feed(fmt.file(target), document, fmt.content_type, rendered_at=now)
     log.info("renderer: %s with %d entries", target, len(entries))
     return "rendered"
 
@@ -328,7 +329,7 @@ def origins(sources: dict[str, Source], base: str) -> dict[str, Origin]:
     """Each source as the public may see it: its title, its feed (the subscription, else the one
     starfeed publishes for it at base) and its site."""
     base = base.rstrip("/")
-    shown = ((source_id, clean.origin(source, f"{base}/s/{source_id}/feed.xml"))
+    shown = ((source_id, clean.origin(source, f"{base}/" + DEFAULT.file(f"s/{source_id}/feed")))
              for source_id, source in sources.items())
     return {source_id: origin for source_id, origin in shown if origin}
 

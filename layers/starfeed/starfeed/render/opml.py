@@ -23,7 +23,7 @@ import email.utils
 import re
 import xml.etree.ElementTree as ET
 
-from starfeed.formats import FORMATS, TITLES
+from starfeed.formats import DEFAULT, FORMATS
 from starfeed.model import GITHUB_HELPERS, Kind, Source
 from starfeed.render import clean
 from starfeed.render.summary import publishable
@@ -50,10 +50,10 @@ def _bytes(opml: ET.Element) -> bytes:
 
 def _published(parent: ET.Element, title: str, base: str, path: str, html_url: str) -> None:
     folder = ET.SubElement(parent, "outline", text=title, title=title)
-    for fmt, (extension, _) in FORMATS.items():
-        name = f"{title} ({TITLES[fmt]})"
-        ET.SubElement(folder, "outline", type=fmt, text=name, title=name,
-                      xmlUrl=f"{base}/{path}.{extension}", htmlUrl=html_url)
+    for fmt in FORMATS:
+        name = f"{title} ({fmt.title})"
+        ET.SubElement(folder, "outline", type=fmt.name, text=name, title=name,
+                      xmlUrl=f"{base}/{fmt.file(path)}", htmlUrl=html_url)
 
 
 def published_opml(base: str, sources: list[Source], collections: dict[str, int], now: float) -> bytes:
@@ -96,7 +96,7 @@ def subscriptions_opml(sources: list[Source], now: float, base: str) -> bytes:
         if source.kind == Kind.WEBSITE:
             if not publishable(source):
                 continue  # its feed is built by its first fetch
-            xml_url = f"{base}/s/{source.source_id}/feed.xml"
+            xml_url = f"{base}/" + DEFAULT.file(f"s/{source.source_id}/feed")
             home = clean.link(shown.url)
         else:
             xml_url, home = clean.link(shown.url), clean.link(source.site_url)
@@ -112,7 +112,7 @@ def subscriptions_opml(sources: list[Source], now: float, base: str) -> bytes:
             top.setdefault(xml_url, attributes)
     if github:
         ET.SubElement(body, "outline", type="rss", text=GITHUB_TITLE, title=GITHUB_TITLE,
-                      xmlUrl=f"{base}/c/{GITHUB}/feed.xml", htmlUrl=f"{base}/c/{GITHUB}/")
+                      xmlUrl=f"{base}/" + DEFAULT.file(f"c/{GITHUB}/feed"), htmlUrl=f"{base}/c/{GITHUB}/")
     for name in sorted(folders):
         folder = ET.SubElement(body, "outline", text=name, title=name)
         for attributes in sorted(folders[name].values(), key=_order):

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from starfeed.enrich.present import within
-from starfeed.formats import FORMATS
+from starfeed.formats import BY_NAME
 from starfeed.parse.normalize import epoch_of
 from starfeed.model import Entry, Source
 from starfeed.render import choose
@@ -74,7 +74,7 @@ def _built(make: Callable[[], tuple[FeedMeta, list[Entry]] | None],
             tag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
             if tag == etag:
                 raise NotModified
-            return FeedObject(body, FORMATS[fmt][1], tag, at)
+            return FeedObject(body, BY_NAME[fmt].content_type, tag, at)
 
         return load
 

@@ -10,11 +10,13 @@ import re
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from starfeed.enrich.present import threshold
+from starfeed.formats import BY_NAME, EXTENSIONS_SHOWN
 from starfeed.render.summary import PUBLISHED_OPML, SUBSCRIPTIONS_OPML
 from starfeed.serve.responses import Served, text
 
 SOURCE_ID = re.compile(r"^[0-9a-f]{6,64}$")
 COLLECTION = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+RSS = BY_NAME["rss"].extension  # what /rss serves
 
 
 def router(served: Served) -> Router:
@@ -51,14 +53,14 @@ def router(served: Served) -> Router:
     def collection(name: str, filename: str):
         stem, _, extension = filename.partition(".")
         if stem != "feed" or not COLLECTION.match(name):
-            return text(404, "no such collection feed: expected /c/{collection}/feed[.xml|.atom|.json]\n")
+            return text(404, "no such collection feed: expected /c/{collection}/feed" + EXTENSIONS_SHOWN + "\n")
         return feed(f"c/{name}/feed", extension or None)
 
     @routes.get("/s/<source_id>/<filename>", compress=True)
     def one_source(source_id: str, filename: str):
         stem, _, extension = filename.partition(".")
         if stem != "feed" or not SOURCE_ID.match(source_id):
-            return text(404, "no such source feed: expected /s/{source_id}/feed[.xml|.atom|.json]\n")
+            return text(404, "no such source feed: expected /s/{source_id}/feed" + EXTENSIONS_SHOWN + "\n")
         try:
             max_score = threshold(served.query("max_score"))
         except ValueError as exc:
@@ -81,8 +83,8 @@ def router(served: Served) -> Router:
             return text(400, f"{exc}\n")
         source = sources.find_by_url(url)
         if max_score is not None:
-            return scored(source, "xml", max_score)
-        return _refused(source) or feed(f"s/{source.source_id}/feed", "xml", source)
+            return scored(source, RSS, max_score)
+        return _refused(source) or feed(f"s/{source.source_id}/feed", RSS, source)
 
     def scored(source, extension: str | None, max_score: float):
         """Seed 004 §8: a source's feed without the items scoring above max_score."""
