@@ -81,7 +81,7 @@ def test_html_index_escapes_everything():
 
 def test_attribution_names_a_feed_a_reader_can_subscribe_to():
     from starfeed.model import Source
-    from starfeed.render.job import origins
+    from starfeed.render.pages import origins
 
     named = origins({"f": Source("f", "https://e.example/feed.xml", title="F", site_url="https://e.example/"),
                      "t": Source("t", "https://u:pw@e.example/f?token=s3cret", title="T"),

@@ -29,7 +29,7 @@ from starfeed.render import clean
 from starfeed.render.summary import publishable
 
 GITHUB = "github"  # sources.GITHUB_COLLECTION (not imported: the api function stays light)
-GITHUB_TITLE = "GitHub Followings Stars"  # seed 000's channel title (render/job.github_meta)
+GITHUB_TITLE = "GitHub Followings Stars"  # seed 000's channel title (render/pages.github_meta)
 _COLLECTION = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 

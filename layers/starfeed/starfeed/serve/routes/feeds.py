@@ -9,10 +9,12 @@ import re
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from starfeed.cursors import BadCursor, decode_sort_key
 from starfeed.enrich.present import threshold
 from starfeed.formats import BY_NAME, EXTENSIONS_SHOWN
 from starfeed.render.summary import PUBLISHED_OPML, SUBSCRIPTIONS_OPML
 from starfeed.serve.responses import Served, text
+from starfeed.store.limits import SORT_KEY_BYTES
 
 SOURCE_ID = re.compile(r"^[0-9a-f]{6,64}$")
 COLLECTION = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -31,14 +33,13 @@ def router(served: Served) -> Router:
             return served.feed(path, extension)
         if before and after:
             return text(400, "before= or after=, not both\n")
-        from starfeed.render.job import decode_cursor  # lxml and PynamoDB: loaded only for pages
-        from starfeed.serve.variants import page_variant, paged_feed
-
         try:
-            before, after = ((decode_cursor(before), None) if before else
-                             (None, decode_cursor(after, "after")) if after else (None, None))
-        except ValueError as exc:
+            before, after = ((decode_sort_key(before, "before", SORT_KEY_BYTES), None) if before else
+                             (None, decode_sort_key(after, "after", SORT_KEY_BYTES)) if after else (None, None))
+        except BadCursor as exc:
             return text(400, f"{exc}\n")
+        from starfeed.serve.variants import page_variant, paged_feed  # lxml: loaded only for pages
+
         return served.feed(path, extension, paged_feed(served.storage, path, before, after, source),
                            page_variant(before, after))
 
