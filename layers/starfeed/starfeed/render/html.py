@@ -60,9 +60,9 @@ def render_index(page: IndexPage, entries: list[Entry], source_titles: Mapping[s
     if not items:
         items = '<li class="empty">No entries yet. Add a source with <code>starfeed source add URL</code>.</li>'
     feed = escape(page.feed_path)
-    alternates = "\n".join(f'<link rel="alternate" type="{f.media_type}" title="{f.title}" href="{f.file(feed)}">'
-                           for f in FORMATS)
-    formats = "".join(f'<a href="{f.file(feed)}">{f.title}</a>' for f in FORMATS)
+    alternates = "\n".join(f'<link rel="alternate" type="{f.media_type}" title="{escape(f.title)}" '
+                           f'href="{f.file(feed)}">' for f in FORMATS)
+    formats = "".join(f'<a href="{f.file(feed)}">{escape(f.title)}</a>' for f in FORMATS)
     html = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
