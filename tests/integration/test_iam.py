@@ -19,10 +19,10 @@ from origin import Origin, Reply, rss
 from waiting import eventually
 from websub_hub import Hub
 from starfeed.cli import main
+from starfeed.cursors import encode_sort_key
 from starfeed.enrich.bedrock import BedrockAnalyzer
 from starfeed.local.github_sim import Event as TimelineEvent, GitHubSim, population
 from starfeed.local.template import load
-from starfeed.render.job import encode_cursor
 from starfeed.sources import add_source
 from starfeed.store import Storage
 
@@ -154,7 +154,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
             copy.delete()
         storage.queues.send_render(["c/iam/feed"])
         stack.drain()
-        older = encode_cursor("2099-01-01T00:00:00Z#any")  # a page of everything stored
+        older = encode_sort_key("2099-01-01T00:00:00Z#any")  # a page of everything stored
         for path in (f"/feed.xml?before={older}", f"/c/iam/feed.json?before={older}",
                      f"/s/{kept.source_id}/feed.atom?before={older}"):
             assert http_get(stack, path)["statusCode"] == 200, path
@@ -195,7 +195,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         add_source(storage, origin.serve("/iam-history.xml", Reply(200, rss(("ih1", "History"), newest=1735689600))),
                    hour_ago, backfill=1)
         stack.run_cycle()
-        assert http_get(stack, f"/feed.json?before={encode_cursor('2020-01-01T00:00:00Z#x')}")["statusCode"] == 200
+        assert http_get(stack, f"/feed.json?before={encode_sort_key('2020-01-01T00:00:00Z#x')}")["statusCode"] == 200
         renderer = stack.functions["RendererFunction"].module
         usual, renderer.storage = renderer.storage, Storage(replace(settings, entry_retention_days=0,
                                                                     feed_item_limit=5000))

@@ -10,7 +10,7 @@ from conftest import body_of, http_get
 
 from origin import Reply, rss
 from starfeed.cli import main
-from starfeed.render.job import encode_cursor
+from starfeed.cursors import encode_sort_key
 from starfeed.sources import add_source
 
 
@@ -115,13 +115,13 @@ def test_pages_link_first_and_next_in_rss_and_atom_and_headers(stack, storage, o
     assert http_get(stack, f"/s/{source.source_id}/feed.xml?after=not-a-cursor")["statusCode"] == 400
     both = f"?before={next_url.rsplit('=', 1)[1]}&after={next_url.rsplit('=', 1)[1]}"
     assert http_get(stack, f"/s/{source.source_id}/feed.xml{both}")["statusCode"] == 400
-    impossible = encode_cursor("2026-13-45T00:00:00Z#x")
+    impossible = encode_sort_key("2026-13-45T00:00:00Z#x")
     assert http_get(stack, f"/feed.xml?before={impossible}")["statusCode"] == 400
     # A cursor from the future pages from today: everything stored, newest first.
     future = json.loads(body_of(http_get(stack, f"/s/{source.source_id}/feed.json?before="
-                                               f"{encode_cursor('2099-01-01T00:00:00Z#x')}")))
+                                               f"{encode_sort_key('2099-01-01T00:00:00Z#x')}")))
     assert len(future["items"]) == 50 and future["items"][0]["id"] == "ln-0"
-    everything = json.loads(body_of(http_get(stack, f"/feed.json?before={encode_cursor('2099-01-01T00:00:00Z#x')}")))
+    everything = json.loads(body_of(http_get(stack, f"/feed.json?before={encode_sort_key('2099-01-01T00:00:00Z#x')}")))
     assert "ln-0" in {item["id"] for item in everything["items"]}
     main(["source", "remove", source.source_id])
 

@@ -145,7 +145,7 @@ def test_errors_are_problems_a_person_can_act_on(stack, storage, api_url, openap
              ("POST", f"{V1}/feeds", {"data": "{not json", "headers": {"Content-Type": "application/json"}}, 422,
               "")]
     # Cursors crafted by hand: keys no page could have given, refused before any query.
-    from starfeed.serve.rest.paging import encode_cursor
+    from starfeed.cursors import encode_keys
 
     for path, keys in ((f"{V1}/feeds", {"k": "feeds", "created_at": "abc", "id": "abcdef"}),
                        (f"{V1}/entries", {"seen_day": "1990-01-01", "first_seen": "1990-01-01T00:00:00Z",
@@ -157,9 +157,9 @@ def test_errors_are_problems_a_person_can_act_on(stack, storage, api_url, openap
                        (f"{V1}/entries", {"seen_day": time.strftime("%Y-%m-%d"), "first_seen": "2026-11-26T00:00:00Z",
                                           "feed_id": "abcdef", "entry_uid": "é" * 600})):
         kind = keys.pop("k", path.rsplit("/", 1)[1])
-        cases.append(("GET", f"{path}?cursor={encode_cursor(kind, keys)}", {}, 400, "cursor is not a cursor"))
+        cases.append(("GET", f"{path}?cursor={encode_keys(kind, keys)}", {}, 400, "cursor is not a cursor"))
     feed_id = requests.get(f"{api_url}{V1}/feeds?limit=1", timeout=10).json()["feeds"][0]["id"]
-    elsewhere = encode_cursor("feed-entries", {"feed_id": feed_id, "entry_uid": "x", "sort_key": "1999-01-01T00:00:00Z#x"})
+    elsewhere = encode_keys("feed-entries", {"feed_id": feed_id, "entry_uid": "x", "sort_key": "1999-01-01T00:00:00Z#x"})
     cases += [("GET", f"{V1}/feeds/{feed_id}/entries?since=2026-02-01&until=2026-01-01", {}, 400, "is later than until"),
               ("GET", f"{V1}/feeds/{feed_id}/entries?since=9999-12-31T23:59:59-01:00", {}, 400, "is not a time"),
               ("GET", f"{V1}/feeds/{feed_id}/entries?since=2026-01-01&cursor={elsewhere}", {}, 400, "cursor is not")]

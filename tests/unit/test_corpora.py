@@ -14,11 +14,12 @@ import pytest
 from lxml import etree
 from conftest import shared_corpus
 
+from starfeed.formats import BY_NAME
 from starfeed.model import Source
 from starfeed.parse.fit import misfits
 from starfeed.parse.ingest import ingest, read_feed
 from starfeed.parse.text import xml_safe
-from starfeed.render.feeds import FORMATS, FeedMeta, render
+from starfeed.render.feeds import FeedMeta, render
 from starfeed.render.html import IndexPage, render_index
 from starfeed.settings import Settings
 from starfeed.urlpolicy import safe_link
@@ -73,7 +74,7 @@ def check(path: Path) -> int:
     assert_fits(ingested, path.name)
     for entry in ingested.entries:
         assert_inert(entry.content, f"{path.name}: content")
-    for fmt in FORMATS:
+    for fmt in BY_NAME:
         document = render(fmt, META, ingested.entries, NOW)
         if fmt == "json":
             for item in json.loads(document)["items"]:

@@ -1,4 +1,4 @@
-"""RFC 5005 §3 pages, built by render.job.feed_page from an in-memory store: walking rel="next"
+"""RFC 5005 §3 pages, built by render.pages.feed_page from an in-memory store: walking rel="next"
 from the first page and then rel="previous" back sees the same pages, each entry on one of them."""
 
 import calendar
@@ -7,10 +7,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from starfeed.cursors import decode_sort_key, encode_sort_key
 from starfeed.model import Entry, Source
-from starfeed.render.job import decode_cursor, encode_cursor, feed_page
+from starfeed.render.pages import feed_page
 from starfeed.settings import Settings
 from starfeed.store.entries import Entries
+from starfeed.store.limits import SORT_KEY_BYTES
 from starfeed.store.records import sort_key_of
 
 LIMIT = 5
@@ -55,7 +57,7 @@ def source(source_id: str, **fields) -> Source:
 def page(storage, target: str, query: str):
     """feed_page for a page's query string: "", "?before=CURSOR" or "?after=CURSOR"."""
     name, _, cursor = query.removeprefix("?").partition("=")
-    return feed_page(storage, target, NOW, **({name: decode_cursor(cursor, name)} if cursor else {}))
+    return feed_page(storage, target, NOW, **({name: decode_sort_key(cursor, name, SORT_KEY_BYTES)} if cursor else {}))
 
 
 def walk(storage, target: str, query: str | None, rel: str) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -99,7 +101,7 @@ def test_page_two_links_the_first_page_and_later_pages_the_page_before_them():
     assert second.previous_query == "" and second.first_query == ""
     third, shown, _ = page(storage, "s/a/feed", second.next_query)
     assert [e.entry_uid for e in shown] == ["e10", "e11"] and third.next_query is None
-    assert third.previous_query == f"?after={encode_cursor(sort_key_of(entries[10]))}"
+    assert third.previous_query == f"?after={encode_sort_key(sort_key_of(entries[10]))}"
     back, shown, _ = page(storage, "s/a/feed", third.previous_query)
     assert [e.entry_uid for e in shown] == [f"e{n:02d}" for n in range(5, 10)]
     assert (back.query, back.next_query, back.previous_query) == (third.previous_query, second.next_query, "")
@@ -135,7 +137,7 @@ def test_a_page_with_nothing_to_show_never_reads_the_first_page():
     reads, read = [], storage.collections.recent
     storage.collections.recent = lambda name, limit, before=None, after=None: (
         reads.append((before, after)) or read(name, limit, before, after))
-    meta, entries, _ = page(storage, "c/news/feed", f"?before={encode_cursor('2099-01-01T00:00:00Z#x')}")
+    meta, entries, _ = page(storage, "c/news/feed", f"?before={encode_sort_key('2099-01-01T00:00:00Z#x')}")
     assert entries == [] and (meta.previous_query, meta.next_query) == ("", None)
     assert reads and (None, None) not in reads
 

@@ -31,7 +31,7 @@ from starfeed.parse.github import star_entry, stars_of
 from starfeed.parse.ingest import ingest, read_feed
 from starfeed.render import choose, clean
 from starfeed.render.feeds import FeedMeta, render
-from starfeed.render.job import github_meta, mixed
+from starfeed.render.pages import github_meta, mixed
 from starfeed.settings import Settings
 from starfeed.kinds.github_user import new_account
 

@@ -15,8 +15,8 @@ PACKAGE = ROOT / "layers" / "starfeed" / "starfeed"
 AWS = {"boto3", "botocore", "pynamodb"}
 
 # The pure core: decisions, parsing, normalization, rendering formats and negotiation. No I/O.
-PURE = ("starfeed.model", "starfeed.settings", "starfeed.urlpolicy", "starfeed.formats", "starfeed.stats",
-        "starfeed.parse", "starfeed.schedule", "starfeed.render", "starfeed.serve.negotiate",
+PURE = ("starfeed.model", "starfeed.settings", "starfeed.urlpolicy", "starfeed.formats", "starfeed.cursors",
+        "starfeed.stats", "starfeed.parse", "starfeed.schedule", "starfeed.render", "starfeed.serve.negotiate",
         "starfeed.fetch.headers", "starfeed.enrich", "starfeed.websub.subscription")
 # Where the pure core meets storage: the jobs, the api's routes, and what the CLI and the api share.
 JOBS = ("starfeed.fetch.job", "starfeed.fetch.document", "starfeed.fetch.github_job", "starfeed.fetch.record",
@@ -26,9 +26,11 @@ JOBS = ("starfeed.fetch.job", "starfeed.fetch.document", "starfeed.fetch.github_
         "starfeed.kinds",
         # The analyzer that calls a model: the enrich job's edge to Bedrock.
         "starfeed.enrich.bedrock")
-STORAGE_USERS = JOBS + ("starfeed.serve", "starfeed.websub.callback", "starfeed.sources", "starfeed.subscribe",
-                        "starfeed.taps", "starfeed.deployment", "starfeed.rest_client", "starfeed.cli", "starfeed.local",
-                        "starfeed.bench")
+# What a job and the api both read from storage, so that the api imports no job.
+SHARED_READS = ("starfeed.render.pages",)
+STORAGE_USERS = JOBS + SHARED_READS + ("starfeed.serve", "starfeed.websub.callback", "starfeed.sources",
+                                       "starfeed.subscribe", "starfeed.taps", "starfeed.deployment",
+                                       "starfeed.rest_client", "starfeed.cli", "starfeed.local", "starfeed.bench")
 
 
 def _module_name(path: Path) -> str:
@@ -64,7 +66,7 @@ def _within(module: str, prefixes: tuple[str, ...]) -> bool:
 
 
 def _pure(module: str) -> bool:
-    return _within(module, PURE) and not _within(module, JOBS)
+    return _within(module, PURE) and not _within(module, JOBS + SHARED_READS)
 
 
 def _ours(graph: dict[str, set[str]], module: str) -> set[str]:
@@ -129,3 +131,10 @@ def test_serve_is_the_top_of_the_pipeline():
     below = {m: sorted(n for n in _ours(GRAPH, m) if _within(n, ("starfeed.serve",)))
              for m in GRAPH if not _within(m, ("starfeed.serve", "starfeed.cli", "starfeed.local", "starfeed.bench"))}
     assert not {m: n for m, n in below.items() if n}, "only the edges import serve/"
+
+
+def test_the_api_imports_no_job():
+    """What the api builds per request it reads through the modules it shares with the jobs: a
+    job's own module, and whatever it imports, stays out of the api function."""
+    jobs = {m: sorted(n for n in _ours(GRAPH, m) if _within(n, JOBS)) for m in GRAPH if _within(m, ("starfeed.serve",))}
+    assert not {m: n for m, n in jobs.items() if n}, f"the api imports a job: {jobs}"

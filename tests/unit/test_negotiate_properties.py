@@ -5,10 +5,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from starfeed.serve.negotiate import (FORMATS, MAX_ACCEPT_LENGTH, MEDIA_TYPES, BadAccept, NotAcceptable,
-                                      negotiate)
+from starfeed.formats import FORMATS
+from starfeed.serve.negotiate import MAX_ACCEPT_LENGTH, BadAccept, NotAcceptable, negotiate
 
-TYPES = [t for types in MEDIA_TYPES.values() for t in types] + [
+NAMES = [f.name for f in FORMATS]
+TYPES = [t for f in FORMATS for t in (f.media_type, *f.aliases)] + [
     "*/*", "application/*", "text/*", "text/html", "image/png", "application/xhtml+xml"]
 QUALITIES = st.sampled_from(["", ";q=0", ";q=0.1", ";q=0.5", ";q=0.999", ";q=1", ";q=1.0", ";q=2", ";q=abc"])
 ELEMENT = st.builds(lambda t, q, case: (t.upper() if case else t) + q, st.sampled_from(TYPES), QUALITIES,
@@ -27,7 +28,7 @@ def choose(accept):
 @PROPERTY
 @given(st.text(max_size=300))
 def test_any_text_gives_a_format_or_a_406_never_an_exception(accept):
-    assert choose(accept) in (*FORMATS, 406)
+    assert choose(accept) in (*NAMES, 406)
 
 
 @PROPERTY
@@ -40,12 +41,12 @@ def test_a_406_only_when_rss_is_refused_explicitly(accept):
 @PROPERTY
 @given(HEADERS, st.sampled_from(FORMATS))
 def test_naming_a_served_type_alone_gets_that_format(noise, fmt):
-    accept = MEDIA_TYPES[fmt][0]
-    assert choose(accept) == fmt
+    accept = fmt.media_type
+    assert choose(accept) == fmt.name
     # Adding ranges that name only types we do not serve changes nothing.
     unrelated = ", ".join(e for e in noise.split(", ") if e and e.split(";")[0].lower() in
                           ("text/html", "image/png", "application/xhtml+xml"))
-    assert choose(", ".join(filter(None, [accept, unrelated]))) == fmt
+    assert choose(", ".join(filter(None, [accept, unrelated]))) == fmt.name
 
 
 @PROPERTY

@@ -11,12 +11,13 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from starfeed.formats import BY_NAME
 from starfeed.model import Source
 from starfeed.parse.fit import misfits
 from starfeed.parse.ingest import ingest, read_feed
 from starfeed.parse.normalize import normalize_entries, struct_to_rfc3339
 from starfeed.parse.text import xml_safe
-from starfeed.render.feeds import FORMATS, FeedMeta, render
+from starfeed.render.feeds import FeedMeta, render
 from starfeed.settings import Settings
 
 LIMITS = Settings(max_article_age_days=1_000_000)
@@ -113,7 +114,7 @@ def test_a_feed_of_such_entries_has_distinct_fitting_uids(raws, repeats):
 @given(entries)
 def test_fitted_entries_render_in_every_format(raw):
     entry, = normalize_entries([raw], "src", FEED, NOW, LIMITS)
-    for fmt in FORMATS:
+    for fmt in BY_NAME:
         assert render(fmt, META, [entry], NOW)
 
 

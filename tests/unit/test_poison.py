@@ -13,6 +13,7 @@ from pathlib import Path
 import nh3
 import pytest
 
+from starfeed.formats import BY_NAME
 from starfeed.model import Source
 from starfeed.parse import ingest as ingest_module
 from starfeed.parse.feed import parse_feed
@@ -20,7 +21,7 @@ from starfeed.parse.fit import MAX_STORED_BYTES, misfits, stored_size
 from starfeed.parse.ingest import ingest, read_feed
 from starfeed.parse.normalize import normalize_entries
 from starfeed.parse.text import truncate_html, utf8_size
-from starfeed.render.feeds import FORMATS, FeedMeta, render
+from starfeed.render.feeds import FeedMeta, render
 from starfeed.settings import Settings
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "poison"
@@ -63,7 +64,7 @@ def test_a_poisoned_feed_ingests_to_what_is_expected(path):
                 assert got.endswith(value), field
             else:
                 assert matches(len(got) if kind == "count" else got, value), (field, str(got)[:300])
-    for fmt in FORMATS:
+    for fmt in BY_NAME:
         assert render(fmt, META, ingested.entries, NOW)
 
 
@@ -97,7 +98,7 @@ def test_an_entry_of_megabytes_is_kept_and_fits():
     assert re.fullmatch(r"content of 1,048,575 bytes truncated to 1[23]\d,\d{3}: longer than 131,072", entry.warnings[-1])
     assert entry.content.endswith("the rest is in the original feed.</em></p>")
     assert normalize_entries([raw], "s", URL, NOW, SETTINGS)[0].entry_uid == entry.entry_uid
-    for fmt in FORMATS:
+    for fmt in BY_NAME:
         assert render(fmt, META, [entry], NOW)
 
 

@@ -4,9 +4,10 @@ import feedparser
 import pytest
 from conftest import shared_corpus
 
+from starfeed.formats import BY_NAME
 from starfeed.model import Entry
 from starfeed.parse.normalize import normalize_entries
-from starfeed.render.feeds import FORMATS, FeedMeta, atom_id, render
+from starfeed.render.feeds import FeedMeta, atom_id, render
 from starfeed.render.html import IndexPage, render_index
 
 META = FeedMeta("feed", "starfeed", "Everything", "https://feeds.test/", "https://feeds.test")
@@ -63,7 +64,7 @@ def test_atom_output_is_valid_against_rfc_4287_schema():
 def test_control_characters_never_reach_the_renderer():
     raw = [{"id": "a\x01b", "title": "bell\x07 and nul\x00", "summary": "x\x0by",
             "link": "https://example.org/\x1f1"}]
-    for fmt in FORMATS:
+    for fmt in BY_NAME:
         assert render(fmt, META, normalize_entries(raw, "s", "https://example.org/", BUILT), BUILT)
 
 
@@ -80,7 +81,7 @@ def test_html_index_escapes_everything():
 
 def test_attribution_names_a_feed_a_reader_can_subscribe_to():
     from starfeed.model import GitHubAccount, Source
-    from starfeed.render.job import origins
+    from starfeed.render.pages import origins
 
     named = origins({"f": Source("f", "https://e.example/feed.xml", title="F", site_url="https://e.example/"),
                      "t": Source("t", "https://u:pw@e.example/f?token=s3cret", title="T"),

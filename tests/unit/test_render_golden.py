@@ -19,10 +19,11 @@ import pytest
 from lxml import etree
 
 from starfeed import __version__
+from starfeed.formats import BY_NAME
 from starfeed.model import Entry, Source
 from starfeed.parse.ingest import ingest, read_feed
 from starfeed.render import choose, clean
-from starfeed.render.feeds import FORMATS, FeedMeta, render
+from starfeed.render.feeds import FeedMeta, render
 from starfeed.settings import Settings
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "render"
@@ -35,7 +36,6 @@ UPDATE = os.environ.get("STARFEED_UPDATE_GOLDEN") == "1"
 URLS = {"podcast.xml": "https://podcast.example.com/feeds/podcast.xml",
         "essay.atom": "https://essais.example.fr/feed.atom",
         "notes.json": "https://notizen.example.de/feed.json"}
-EXTENSIONS = {fmt: extension for fmt, (extension, _) in FORMATS.items()}
 A = "{http://www.w3.org/2005/Atom}"
 DC = "{http://purl.org/dc/elements/1.1/}"
 CONTENT = "{http://purl.org/rss/1.0/modules/content/}encoded"
@@ -84,7 +84,7 @@ def aggregate(fmt: str) -> bytes:
 
 
 def outputs() -> list[tuple[str, str]]:
-    return [(name, fmt) for name in [*URLS, "aggregate"] for fmt in FORMATS]
+    return [(name, fmt) for name in [*URLS, "aggregate"] for fmt in BY_NAME]
 
 
 def rendered(name: str, fmt: str) -> str:
@@ -96,7 +96,7 @@ def rendered(name: str, fmt: str) -> str:
 
 
 def expected_path(name: str, fmt: str) -> Path:
-    return DATA / f"{Path(name).stem}.expected.{EXTENSIONS[fmt]}"
+    return DATA / f"{Path(name).stem}.expected.{BY_NAME[fmt].extension}"
 
 
 @pytest.mark.parametrize("name, fmt", outputs(), ids=[f"{n}-{f}" for n, f in outputs()])
@@ -190,7 +190,7 @@ def test_relative_urls_in_content_resolve_against_the_entry_base_in_every_format
             assert url.startswith(("https://", "http://")), (name, url)
     for link in links:
         assert any(link in body for body in bodies), (name, link)
-    for fmt in FORMATS:  # each format on its own carries them
+    for fmt in BY_NAME:  # each format on its own carries them
         text = expected_path(name, fmt).read_text()
         assert all(link.split('"')[1] in text for link in links), (name, fmt)
 
@@ -201,7 +201,7 @@ def test_relative_urls_in_content_resolve_against_the_entry_base_in_every_format
     ("notes.json", [f"{MOOS}#karte"]),
 ])
 def test_in_page_anchors_keep_their_href_pointing_into_the_entry_page(name, anchors):
-    for fmt in FORMATS:
+    for fmt in BY_NAME:
         text = expected_path(name, fmt).read_text()
         assert all(anchor in text for anchor in anchors), (name, fmt)
 

@@ -9,9 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+from starfeed.formats import BY_NAME
 from starfeed.model import Entry, Source
 from starfeed.render import feeds
-from starfeed.render.feeds import FORMATS, FeedMeta, render
+from starfeed.render.feeds import FeedMeta, render
 from starfeed.render.html import IndexPage, render_index
 from starfeed.kinds.registry import FEED
 from starfeed.render.opml import published_opml, subscriptions_opml
@@ -83,7 +84,7 @@ def html_items(page: bytes) -> etree._Element:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(hostile_entries, max_size=4))
 def test_any_stored_entries_render_well_formed_and_safe(entries):
-    for fmt in FORMATS:
+    for fmt in BY_NAME:
         assert_safe(fmt, render(fmt, META, entries, BUILT))
     page = render_index(IndexPage("t\x00", "/feed"), entries, {"abc": "src\x01"}, "2026-11-21T00:00:00Z")
     for href in html_items(page).xpath("//@href"):
@@ -113,7 +114,7 @@ WEIRD = [
 ]
 
 
-@pytest.mark.parametrize("fmt", list(FORMATS))
+@pytest.mark.parametrize("fmt", list(BY_NAME))
 def test_hostile_examples_render_and_keep_every_usable_entry(fmt):
     document = render(fmt, META, WEIRD, BUILT)
     assert_safe(fmt, document)
@@ -130,7 +131,7 @@ def test_hostile_examples_render_and_keep_every_usable_entry(fmt):
 
 
 def test_the_channel_link_falls_back_to_the_deployment_never_to_a_script():
-    for fmt in FORMATS:
+    for fmt in BY_NAME:
         text = render(fmt, META, [], BUILT).decode()
         assert "javascript" not in text
     assert json.loads(render("json", META, [], BUILT))["home_page_url"] == BASE + "/"
@@ -153,14 +154,14 @@ def test_an_entry_the_writer_refuses_is_left_out_and_the_rest_published(monkeypa
 
 
 def test_an_entry_that_breaks_serialization_is_found_and_left_out(monkeypatch, caplog):
-    write = feeds._RENDERERS["json"]
+    write = feeds.write_json
 
     def fragile(meta, entries, built_at):
         if any(e.entry_uid == "urn:2" for e in entries):
             raise OverflowError("cannot write")
         return write(meta, entries, built_at)
 
-    monkeypatch.setitem(feeds._RENDERERS, "json", fragile)
+    monkeypatch.setattr(feeds, "write_json", fragile)
     items = json.loads(render("json", META, [good(1), good(2), good(3)], BUILT))["items"]
     assert [i["id"] for i in items] == ["urn:1", "urn:3"]
     assert "urn:2" in caplog.text

@@ -1,5 +1,5 @@
-"""The REST API's pure parts: cursors from a query string, the path API Gateway decodes, the
-times a query names, the route a request takes, and the document's access rules."""
+"""The REST API's pure parts: the path API Gateway decodes, the times a query names, the route a
+request takes, and the document's access rules (its cursors: test_cursors.py)."""
 
 import json
 import re
@@ -9,29 +9,9 @@ import pytest
 from starfeed.local.http_bridge import Route, route_for
 from starfeed.serve.rest.app import RestApi, allowed_methods, authorized, routed_path
 from starfeed.serve.rest.feeds import stamp
-from starfeed.serve.rest.paging import BadCursor, decode_cursor, encode_cursor
 from starfeed.serve.rest.problems import ApiProblem
 from starfeed.settings import Settings
 from starfeed.store import Storage
-
-KEYS = ("feed_id", "entry_uid", "sort_key")
-
-
-def test_a_cursor_holds_its_keys_and_its_list():
-    keys = {"feed_id": "abc123", "entry_uid": "https://x.example/?p=1", "sort_key": "2026-11-26T00:00:00Z#é"}
-    assert decode_cursor(encode_cursor("feed-entries", keys), "feed-entries", KEYS) == keys
-
-
-@pytest.mark.parametrize("cursor", [
-    "", "!!!", "bm9wZQ", "e30", encode_cursor("entries", {"feed_id": "a", "entry_uid": "b", "sort_key": "c"}),
-    encode_cursor("feed-entries", {"feed_id": "a", "entry_uid": "b"}),
-    encode_cursor("feed-entries", {"feed_id": "a", "entry_uid": "b", "sort_key": "c", "more": "d"}),
-    encode_cursor("feed-entries", {"feed_id": "a", "entry_uid": "", "sort_key": "c"}),
-    encode_cursor("feed-entries", {"feed_id": "a", "entry_uid": 5, "sort_key": "c"}),
-    "A" * 5000])
-def test_anything_else_is_refused_with_a_reason(cursor):
-    with pytest.raises(BadCursor, match="take it from the `next` of a page"):
-        decode_cursor(cursor, "feed-entries", KEYS)
 
 
 @pytest.mark.parametrize("path, routed", [

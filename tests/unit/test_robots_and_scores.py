@@ -1,13 +1,10 @@
 """robots.txt's answers for article pages, and seed 004's max_score and deframed items. Pure."""
 
-import base64
-
 import pytest
 
 from starfeed.enrich.present import deframed, threshold, within
 from starfeed.fetch.robots import answer, robots_url
 from starfeed.model import Entry
-from starfeed.render.job import decode_cursor, encode_cursor
 
 ROBOTS = """User-agent: *
 Disallow: /private/
@@ -80,21 +77,6 @@ def test_a_deframed_item_carries_the_result_and_keeps_the_original_headline():
     assert "Original headline: SHOCKING &lt;news&gt;!" in shown.content and "framing score 0.75" in shown.content
     unanalyzed = entry("b")
     assert deframed(unanalyzed) is unanalyzed
-
-
-@pytest.mark.parametrize("cursor", [
-    "not-a-cursor", "", base64.urlsafe_b64encode(b"9999-99-99T00:00:00Z#x").decode(),
-    base64.urlsafe_b64encode(b"2026-11-26T00:00:00Z#").decode(),
-    base64.urlsafe_b64encode(b"2026-11-26T00:00:00Z#" + b"x" * 1100).decode(),
-    base64.urlsafe_b64encode(b"\xff\xfe").decode()])
-def test_a_page_cursor_that_is_not_one_is_refused(cursor):
-    with pytest.raises(ValueError, match="not a page cursor"):
-        decode_cursor(cursor)
-
-
-def test_a_page_cursor_round_trips():
-    key = "2026-11-26T08:00:00Z#https://news.example/a?b=c"
-    assert decode_cursor(encode_cursor(key)) == key
 
 
 @pytest.mark.parametrize("body, delay", [

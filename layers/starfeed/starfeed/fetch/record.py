@@ -12,6 +12,7 @@ from dataclasses import asdict
 from starfeed import observe
 from starfeed.fetch.http import FetchResult
 from starfeed.fetch.stage import describe
+from starfeed.formats import DEFAULT
 from starfeed.model import SUCCEEDED_BY_STATUS, Entry, FailureClass, FetchOutcome, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.schedule.decide import Decision
@@ -41,7 +42,7 @@ def new_entry_detail(source: Source, entry: Entry, public_url: str) -> dict:
             "canonical_link": entry.canonical_link, "raw_refs": entry.raw_refs, "ingested_at": entry.first_seen,
             "title": entry.title,
             "source": {"url": redact(source.url), "title": source.title,
-                       "feed": f"{public_url.rstrip('/')}/s/{source.source_id}/feed.xml"}}
+                       "feed": f"{public_url.rstrip('/')}/" + DEFAULT.file(f"s/{source.source_id}/feed")}}
 
 
 def publish_new(storage: Storage, source: Source, entries: list[Entry]) -> None:

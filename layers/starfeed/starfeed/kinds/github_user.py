@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from starfeed.kinds.base import GitHubKind
+from starfeed.formats import DEFAULT
 from starfeed.model import GitHubAccount, Source, Status, root_domain_of, source_id_for
 from starfeed.render.opml import GITHUB, GITHUB_TITLE, Subscription
 from starfeed.settings import Settings
@@ -49,7 +50,7 @@ class GitHubUser(GitHubKind):
         if not self.published(source):
             return None
         base = base.rstrip("/")
-        return Subscription(GITHUB_TITLE, f"{base}/c/{GITHUB}/feed.xml", f"{base}/c/{GITHUB}/")
+        return Subscription(GITHUB_TITLE, f"{base}/" + DEFAULT.file(f"c/{GITHUB}/feed"), f"{base}/c/{GITHUB}/")
 
     def read(self, github: GitHub, storage: Storage, source: Source, now: float) -> Read:
         from starfeed.fetch.github import read_stars

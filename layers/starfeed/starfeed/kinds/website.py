@@ -6,6 +6,7 @@ from __future__ import annotations
 from starfeed.kinds.base import DocumentKind
 from typing import TYPE_CHECKING
 
+from starfeed.formats import DEFAULT
 from starfeed.model import Source
 from starfeed.render.opml import Subscription
 from starfeed.settings import Settings
@@ -30,7 +31,7 @@ class Website(DocumentKind):
             return None
         line = super().subscription(source, base)
         assert line is not None
-        return Subscription(line.title, f"{base.rstrip('/')}/s/{source.source_id}/feed.xml", line.xml_url,
+        return Subscription(line.title, f"{base.rstrip('/')}/" + DEFAULT.file(f"s/{source.source_id}/feed"), line.xml_url,
                             line.folders)
 
 

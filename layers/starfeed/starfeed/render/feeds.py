@@ -29,7 +29,7 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from urllib.parse import urlsplit
@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 from lxml import etree
 
 from starfeed import PROJECT_URL, __version__
-from starfeed.formats import FORMATS
+from starfeed.formats import BY_NAME
 from starfeed.model import Entry
 from starfeed.render import clean
 from starfeed.render.clean import Origin
@@ -101,7 +101,7 @@ class FeedMeta:
         return self.url_with(fmt, self.query)
 
     def url_with(self, fmt: str, query: str) -> str:
-        return f"{self.base_url.rstrip('/')}/{self.feed_id}.{FORMATS[fmt][0]}{query}"
+        return f"{self.base_url.rstrip('/')}/{BY_NAME[fmt].file(self.feed_id)}{query}"
 
     def links(self, fmt: str) -> list[tuple[str, str]]:
         """(rel, href) of the links beside self: the hub, the first, previous and next pages."""
@@ -114,7 +114,8 @@ class FeedMeta:
 def render(fmt: str, meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     meta = _clean_meta(meta)
     ready = clean_entries(meta.feed_id, entries, built_at)
-    writer = _RENDERERS[fmt]
+    # formats.py names the writer rather than holding it: see there why.
+    writer: Callable[[FeedMeta, list[Entry], float], bytes] = globals()[BY_NAME[fmt].writer]
     try:
         return writer(meta, ready, built_at)
     except Exception:  # noqa: BLE001 - find the entry at fault below; the rest are published
@@ -212,13 +213,13 @@ def _sub(parent: etree._Element, tag: str, text: str | None = None, **attributes
     return element
 
 
-def _rss(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
+def write_rss(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     rss = etree.Element("rss", {"version": "2.0"}, nsmap={"atom": ATOM, "dc": DC, "content": CONTENT})
     channel = _sub(rss, "channel")
     _sub(channel, "title", meta.title)
     _sub(channel, "link", meta.home_url)
     _sub(channel, "description", meta.description or meta.title)  # RSS requires a description
-    _sub(channel, f"{{{ATOM}}}link", href=meta.self_url("rss"), rel="self", type=_media("rss"))
+    _sub(channel, f"{{{ATOM}}}link", href=meta.self_url("rss"), rel="self", type=BY_NAME["rss"].media_type)
     for rel, href in meta.links("rss"):
         _sub(channel, f"{{{ATOM}}}link", href=href, rel=rel)
     if meta.language:
@@ -264,7 +265,7 @@ def _fill_rss(item: _Item, entry: Entry) -> None:
         _sub(element, "source", origin.title, url=origin.feed_url)
 
 
-def _atom(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
+def write_atom(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     feed = etree.Element(f"{{{ATOM}}}feed", nsmap={None: ATOM})
     if meta.language:
         feed.set(XML_LANG, meta.language)
@@ -273,7 +274,7 @@ def _atom(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     _sub(feed, a("title"), meta.title, type="text")
     if meta.description:
         _sub(feed, a("subtitle"), meta.description, type="text")
-    _sub(feed, a("link"), href=meta.self_url("atom"), rel="self", type=_media("atom"))
+    _sub(feed, a("link"), href=meta.self_url("atom"), rel="self", type=BY_NAME["atom"].media_type)
     for rel, href in meta.links("atom"):
         _sub(feed, a("link"), href=href, rel=rel)
     _sub(feed, a("link"), href=meta.home_url, rel="alternate", type="text/html")
@@ -281,10 +282,6 @@ def _atom(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     _sub(feed, a("generator"), "starfeed", uri=PROJECT_URL, version=__version__)
     _entries(feed, a("entry"), meta, entries, "atom")
     return etree.tostring(feed, xml_declaration=True, encoding="UTF-8", pretty_print=True)
-
-
-def _media(fmt: str) -> str:
-    return FORMATS[fmt][1].split(";")[0]
 
 
 def _atom_tag(name: str) -> str:
@@ -352,7 +349,7 @@ def _atom_source(element: etree._Element, entry: Entry, origin: Origin) -> None:
         _sub(source, a("link"), href=origin.site_url, rel="alternate", type="text/html")
 
 
-def _json(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
+def write_json(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     items = []
     for entry in entries:
         origin = meta.origins.get(entry.feed_id)
@@ -421,5 +418,3 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 def _dt(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, tz=timezone.utc)
 
-
-_RENDERERS = {"rss": _rss, "atom": _atom, "json": _json}

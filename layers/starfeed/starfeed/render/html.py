@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from html import escape as _escape
 from urllib.parse import quote
 
+from starfeed.formats import FORMATS
 from starfeed.model import Entry
 from starfeed.parse.normalize import text_of
 from starfeed.render import clean
@@ -40,7 +41,7 @@ nav.filters a[aria-current]{font-weight:600;text-decoration:none;color:var(--fg)
 @dataclass(frozen=True)
 class IndexPage:
     title: str
-    feed_path: str  # e.g. "/feed": the page links its .xml, .atom and .json forms
+    feed_path: str  # e.g. "/feed": the page links its file in every format
     collections: dict[str, int] = field(default_factory=dict)  # name -> sources, for navigation
     notice: str | None = None  # something the reader should know, e.g. GitHub polling stopped
     filters: tuple[tuple[str, str, bool], ...] = ()  # (label, href, current): e.g. activity tiers
@@ -59,17 +60,18 @@ def render_index(page: IndexPage, entries: list[Entry], source_titles: Mapping[s
     if not items:
         items = '<li class="empty">No entries yet. Add a source with <code>starfeed source add URL</code>.</li>'
     feed = escape(page.feed_path)
+    alternates = "\n".join(f'<link rel="alternate" type="{f.media_type}" title="{escape(f.title)}" '
+                           f'href="{f.file(feed)}">' for f in FORMATS)
+    formats = "".join(f'<a href="{f.file(feed)}">{escape(f.title)}</a>' for f in FORMATS)
     html = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{escape(page.title)}</title>
-<link rel="alternate" type="application/rss+xml" title="RSS" href="{feed}.xml">
-<link rel="alternate" type="application/atom+xml" title="Atom" href="{feed}.atom">
-<link rel="alternate" type="application/feed+json" title="JSON Feed" href="{feed}.json">
+{alternates}
 <style>{_STYLE}</style></head>
 <body><main>
 <header><h1>{escape(page.title)}</h1>
-<nav><a href="{feed}.xml">RSS</a><a href="{feed}.atom">Atom</a><a href="{feed}.json">JSON Feed</a>\
+<nav>{formats}\
 <a href="/opml.xml">OPML</a><a href="/stats">Stats</a></nav>{_collections_nav(page)}{_filters_nav(page)}</header>
 {f'<p class="notice" role="alert">{escape(page.notice)}</p>' if page.notice else ""}
 <ol>

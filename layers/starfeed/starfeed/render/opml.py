@@ -22,12 +22,12 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from starfeed.formats import FORMATS, TITLES
+from starfeed.formats import FORMATS
 from starfeed.model import Source
 from starfeed.render import clean
 
 GITHUB = "github"  # sources.GITHUB_COLLECTION (not imported: the api function stays light)
-GITHUB_TITLE = "GitHub Followings Stars"  # the GitHub feed's channel title (render/job.github_meta)
+GITHUB_TITLE = "GitHub Followings Stars"  # the GitHub feed's channel title (render/pages.github_meta)
 _COLLECTION = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
@@ -58,10 +58,10 @@ def _bytes(opml: ET.Element) -> bytes:
 
 def _published(parent: ET.Element, title: str, base: str, path: str, html_url: str) -> None:
     folder = ET.SubElement(parent, "outline", text=title, title=title)
-    for fmt, (extension, _) in FORMATS.items():
-        name = f"{title} ({TITLES[fmt]})"
-        ET.SubElement(folder, "outline", type=fmt, text=name, title=name,
-                      xmlUrl=f"{base}/{path}.{extension}", htmlUrl=html_url)
+    for fmt in FORMATS:
+        name = f"{title} ({fmt.title})"
+        ET.SubElement(folder, "outline", type=fmt.name, text=name, title=name,
+                      xmlUrl=f"{base}/{fmt.file(path)}", htmlUrl=html_url)
 
 
 def published_opml(base: str, built: list[Source], collections: dict[str, int], now: float) -> bytes:

@@ -8,11 +8,13 @@ import time
 from collections import Counter
 from html import escape
 
+from starfeed.formats import FORMATS
 from starfeed.model import Status
 from starfeed.render.summary import SourceRow
 from starfeed.stats import percentile_ms
 
-FORMAT_NAMES = {"rss": "RSS", "atom": "Atom", "json": "JSON Feed", "html": "HTML", "opml": "OPML"}
+# What the request counters count: the feed formats, and the pages and OPML lists.
+FORMAT_NAMES = {**{f.name: f.title for f in FORMATS}, "html": "HTML", "opml": "OPML"}
 
 _STYLE = """
 :root{color-scheme:light dark;--fg:#1d1d1f;--muted:#6e6e73;--line:#d2d2d7;--bar:#0a66c2;--bad:#c0392b}
@@ -59,10 +61,10 @@ def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list
     hits, misses = totals["cache:hit"], totals["cache:miss"]
     per_day = [(day[5:], sum(v for k, v in c.items() if k.startswith("req:"))) for day, c in days.items()]
     render_rows = []
-    for fmt in ("rss", "atom", "json"):
-        histogram = {int(k.rsplit(":", 1)[1]): v for k, v in totals.items() if k.startswith(f"render:{fmt}:")}
+    for fmt in FORMATS:
+        histogram = {int(k.rsplit(":", 1)[1]): v for k, v in totals.items() if k.startswith(f"render:{fmt.name}:")}
         cells = [percentile_ms(histogram, f) for f in (0.5, 0.95, 0.99)]
-        render_rows.append(f"<tr><td>{FORMAT_NAMES[fmt]}</td><td>{sum(histogram.values())}</td>"
+        render_rows.append(f"<tr><td>{fmt.title}</td><td>{sum(histogram.values())}</td>"
                            + "".join(f"<td>{'–' if c is None else f'≤ {c:g} ms'}</td>" for c in cells) + "</tr>")
     errors = sorted((s for s in sources if s.last_error), key=lambda s: s.last_fetch_at or 0, reverse=True)[:10]
     unhealthy_first = sorted(sources, key=lambda s: (-s.consecutive_failures, s.status == Status.OK, s.title))

@@ -3,7 +3,7 @@
 - q-values, type/* and */*, case-insensitive, parameters ignored for matching;
 - the most specific matching range decides a media type's quality; q=0 refuses;
 - an element with an invalid q (not 0..1) is ignored, and so is garbage;
-- no header, an empty one, or nothing we offer named -> RSS (seed 001's table);
+- no header, an empty one, or nothing we offer named -> RSS, the first of formats.FORMATS (seed 001's table);
 - 406 only when RSS is refused explicitly and nothing else we offer is acceptable.
 """
 
@@ -12,14 +12,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-FORMATS = ("rss", "atom", "json")  # server preference: ties go to the first
-# The media types each format answers to; the first is the one served.
-MEDIA_TYPES = {
-    "rss": ("application/rss+xml", "application/x-rss+xml", "application/xml", "text/xml"),
-    "atom": ("application/atom+xml", "application/x-atom+xml"),
-    "json": ("application/feed+json", "application/json", "application/x-json-feed"),
-}
-OFFERED = tuple(MEDIA_TYPES[f][0] for f in FORMATS)
+from starfeed.formats import DEFAULT, FORMATS, FeedFormat
+
+# The types offered, in the server's order of preference (formats.py).
+OFFERED = tuple(f.media_type for f in FORMATS)
 MAX_ACCEPT_LENGTH = 4096
 
 # One element: a type/subtype, then parameters (quoted strings may hold commas and semicolons).
@@ -46,31 +42,30 @@ def negotiate(accept: str | None) -> str:
 def _negotiate(accept: str) -> str:
     ranges = _parse(accept)
     if not ranges:
-        return "rss"
-    best, best_key, rss_refused = None, None, False
+        return DEFAULT.name
+    best, best_key, default_refused = None, None, False
     for rank, fmt in enumerate(FORMATS):
         specificity, quality = _format_quality(fmt, ranges)
         if specificity == 0:
             continue  # nothing in the header speaks of this format
         if quality == 0:
-            rss_refused |= fmt == "rss"
+            default_refused |= fmt is DEFAULT
             continue
         key = (quality, specificity, -rank)
         if best_key is None or key > best_key:
-            best, best_key = fmt, key
+            best, best_key = fmt.name, key
     if best is not None:
         return best
-    if rss_refused:
+    if default_refused:
         raise NotAcceptable("acceptable types: " + ", ".join(OFFERED))
-    return "rss"
+    return DEFAULT.name
 
 
-def _format_quality(fmt: str, ranges: list[tuple[str, str, float]]) -> tuple[int, float]:
+def _format_quality(fmt: FeedFormat, ranges: list[tuple[str, str, float]]) -> tuple[int, float]:
     """(specificity, q) for a format: its served type takes the most specific matching range;
     an alias (application/xml, application/json, ...) counts only when named exactly, so a
     wildcard never lowers or raises a format through a type we do not serve."""
-    served, *aliases = MEDIA_TYPES[fmt]
-    main, sub = served.split("/")
+    main, sub = fmt.media_type.split("/")
     best = (0, 0.0)
     for r_main, r_sub, q in ranges:
         if r_main == main and r_sub == sub:
@@ -84,7 +79,7 @@ def _format_quality(fmt: str, ranges: list[tuple[str, str, float]]) -> tuple[int
         if specificity > best[0] or (specificity == best[0] and q > best[1]):
             best = (specificity, q)
     for r_main, r_sub, q in ranges:
-        if f"{r_main}/{r_sub}" in aliases and (best[0] < 3 or q > best[1]):
+        if f"{r_main}/{r_sub}" in fmt.aliases and (best[0] < 3 or q > best[1]):
             best = (3, max(q, best[1]) if best[0] == 3 else q)
     return best
 

@@ -12,7 +12,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 
 from starfeed.enrich.present import threshold
-from starfeed.formats import EXTENSIONS, FORMATS
+from starfeed.formats import BY_EXTENSION, BY_NAME, EXTENSIONS_SHOWN
 from starfeed.serve.cache import FeedCache
 from starfeed.serve.negotiate import OFFERED, BadAccept, NotAcceptable, negotiate
 from starfeed.stats import Sampler, reader_of
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
                 "img-src https: http: data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
                 "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
-FORMAT_OF_EXTENSION = {**EXTENSIONS, "html": "html"}
+FORMAT_OF_EXTENSION = {**{e: f.name for e, f in BY_EXTENSION.items()}, "html": "html"}
 
 
 class BadQuery(Exception):
@@ -120,11 +120,11 @@ class Served:
                 return text(406, "Not Acceptable. Offered: " + ", ".join(OFFERED) + "\n", {"Vary": "Accept"})
             except BadAccept as exc:
                 return text(400, f"{exc}\n")
-        elif extension in EXTENSIONS:
-            fmt = EXTENSIONS[extension]
+        elif extension in BY_EXTENSION:
+            fmt = BY_EXTENSION[extension].name
         else:
-            return text(404, f"unknown feed format .{extension}: use .xml, .atom or .json\n")
-        key = f"{path}.{FORMATS[fmt][0]}"
+            return text(404, f"unknown feed format .{extension}: expected {EXTENSIONS_SHOWN}\n")
+        key = BY_NAME[fmt].file(path)
         if build is None:
             return self.object(key, negotiated=negotiated)
         return self.object(key + variant, negotiated=negotiated, counted_as=fmt, load=build(fmt))

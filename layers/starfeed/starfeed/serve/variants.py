@@ -9,13 +9,14 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
+from starfeed.cursors import encode_sort_key
 from starfeed.enrich.present import within
-from starfeed.formats import FORMATS
+from starfeed.formats import BY_NAME
 from starfeed.parse.normalize import epoch_of
 from starfeed.model import Entry, Source
 from starfeed.render import choose
 from starfeed.render.feeds import FeedMeta, render
-from starfeed.render.job import as_shown, encode_cursor, feed_page, source_meta
+from starfeed.render.pages import as_shown, feed_page, source_meta
 from starfeed.store import Storage
 from starfeed.store.blobs import FeedObject, NotModified
 
@@ -28,7 +29,7 @@ def scored_variant(max_score: float) -> str:
 
 def page_variant(before: str | None, after: str | None) -> str:
     """The cache key's suffix of a page: none for the first."""
-    return f"?before={encode_cursor(before)}" if before else f"?after={encode_cursor(after)}" if after else ""
+    return f"?before={encode_sort_key(before)}" if before else f"?after={encode_sort_key(after)}" if after else ""
 
 
 def scored_feed(storage: Storage, source: Source, max_score: float) -> Build:
@@ -74,7 +75,7 @@ def _built(make: Callable[[], tuple[FeedMeta, list[Entry]] | None],
             tag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
             if tag == etag:
                 raise NotModified
-            return FeedObject(body, FORMATS[fmt][1], tag, at)
+            return FeedObject(body, BY_NAME[fmt].content_type, tag, at)
 
         return load
 

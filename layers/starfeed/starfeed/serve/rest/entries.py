@@ -14,10 +14,11 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
+from starfeed.cursors import encode_keys
 from starfeed.parse.normalize import rfc3339
 from starfeed.serve.rest.feeds import FEED_ID, STAMP, Cursor, Limit, Moment, cursor_keys, fits_key, is_day, stamp
 from starfeed.serve.rest.models import Entry, EntryPage
-from starfeed.serve.rest.paging import encode_cursor, link_header, page_url
+from starfeed.serve.rest.paging import link_header, page_url
 from starfeed.serve.rest.problems import ApiProblem, responses
 from starfeed.serve.rest.views import V1, entry_view
 from starfeed.store import Storage
@@ -56,7 +57,7 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
             and fits_key(keys["entry_uid"])))
         page = storage.entry_lists.first_seen_since(start, limit, after, now)
         next_url = page.after and page_url(base(), f"{V1}/entries", {
-            "since": start, "limit": limit, "cursor": encode_cursor("entries", page.after)})
+            "since": start, "limit": limit, "cursor": encode_keys("entries", page.after)})
         return Response(200, "application/json",
                         EntryPage(entries=[entry_view(e, base()) for e in shown(page.entries)], next=next_url),
                         link_header(next_url))

@@ -14,8 +14,9 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from starfeed import subscribe
+from starfeed.cursors import MAX_CURSOR_LENGTH, BadCursor, decode_keys, encode_keys
 from starfeed.serve.rest.models import PAGE_LIMIT, EntryPage, Feed, FeedPage, NewFeed, Refetch, Subscribed
-from starfeed.serve.rest.paging import CURSOR_BYTES, BadCursor, decode_cursor, encode_cursor, link_header, page_url
+from starfeed.serve.rest.paging import link_header, page_url
 from starfeed.serve.rest.problems import ApiProblem, responses
 from starfeed.serve.rest.views import V1, entry_view, feed_view
 from starfeed.store import Storage
@@ -25,7 +26,7 @@ FEED_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # ids are hex; any the store hol
 STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 FeedId = Annotated[str, Path(pattern=FEED_ID.pattern, description="a feed's id, as GET /feeds lists it")]
 Limit = Annotated[int, Query(ge=1, le=PAGE_LIMIT)]
-Cursor = Annotated[str | None, Query(max_length=CURSOR_BYTES, description="the `next` of the page before")]
+Cursor = Annotated[str | None, Query(max_length=MAX_CURSOR_LENGTH, description="the `next` of the page before")]
 Moment = Annotated[str | None, Query(
     pattern=r"^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})?)?$",
     description="RFC 3339, or a date (a time without a zone is UTC)")]
@@ -51,7 +52,7 @@ def cursor_keys(cursor: str | None, kind: str, names: tuple[str, ...],
     if cursor is None:
         return None
     try:
-        keys = decode_cursor(cursor, kind, names)
+        keys = decode_keys(cursor, kind, names)
         if not valid(keys):
             raise BadCursor(f"cursor is not a cursor of this list: take it from the `next` of a page of {kind}")
     except BadCursor as exc:
@@ -106,7 +107,7 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
         next_url = None
         if more:
             last = page[-1]
-            next_url = page_url(base(), f"{V1}/feeds", {"limit": limit, "cursor": encode_cursor(
+            next_url = page_url(base(), f"{V1}/feeds", {"limit": limit, "cursor": encode_keys(
                 "feeds", {"created_at": repr(last.created_at), "id": last.source_id})})
         return Response(200, "application/json", FeedPage(feeds=[feed_view(s, base()) for s in page], next=next_url),
                         link_header(next_url))
@@ -190,7 +191,7 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
         page = storage.entry_lists.of_feed(feed_id, limit, since, until, after)
         next_url = page.after and page_url(base(), f"{V1}/feeds/{feed_id}/entries", {
             "since": since, "until": until, "limit": limit,
-            "cursor": encode_cursor("feed-entries", page.after)})
+            "cursor": encode_keys("feed-entries", page.after)})
         return Response(200, "application/json",
                         EntryPage(entries=[entry_view(e, base()) for e in page.entries], next=next_url),
                         link_header(next_url))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from starfeed.formats import FORMATS
 
 PAGE_LIMIT = 200  # entries or feeds on one page, at most
 
@@ -32,11 +34,9 @@ class Stats(BaseModel):
     dropped_last_fetch: dict[str, int] = Field(description="entries the last fetch's filters left out, by reason")
 
 
-class FeedLinks(BaseModel):
-    rss: str
-    atom: str
-    json_feed: str
-    entries: str
+# A feed's file in each format (formats.py: rss, atom, json_feed), then its entries in this API.
+FeedLinks = create_model("FeedLinks", **{f.link_name: (str, ...) for f in FORMATS},  # type: ignore[call-overload]
+                         entries=(str, ...))
 
 
 class Feed(BaseModel):
@@ -57,7 +57,7 @@ class Feed(BaseModel):
     validators: Validators
     schedule: Schedule
     stats: Stats
-    links: FeedLinks
+    links: FeedLinks  # type: ignore[valid-type]
     history: History | None = Field(description="the walk of its archive (RFC 5005), when one was asked for")
 
 

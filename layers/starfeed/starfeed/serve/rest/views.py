@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from starfeed.formats import FORMATS
 from starfeed.model import Entry, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.serve.lookup import public
@@ -42,8 +43,7 @@ def feed_view(source: Source, base: str) -> models.Feed:
                            ewma_interarrival_sec=(int(source.ewma_interarrival)
                                                   if source.ewma_interarrival is not None else None),
                            entry_count=source.entry_count, dropped_last_fetch=dict(source.last_dropped)),
-        links=models.FeedLinks(rss=f"{base}/s/{source.source_id}/feed.xml", atom=f"{base}/s/{source.source_id}/feed.atom",
-                               json_feed=f"{base}/s/{source.source_id}/feed.json",
+        links=models.FeedLinks(**{f.link_name: f"{base}/" + f.file(f"s/{source.source_id}/feed") for f in FORMATS},
                                entries=f"{base}{V1}/feeds/{source.source_id}/entries"),
         history=source.history and {k: source.history.get(k) for k in ("state", "documents", "entries", "reason")})
 

@@ -9,11 +9,16 @@ import re
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from starfeed.cursors import BadCursor, decode_sort_key
+from starfeed.enrich.present import threshold
+from starfeed.formats import BY_NAME, EXTENSIONS_SHOWN
 from starfeed.render.summary import PUBLISHED_OPML, SUBSCRIPTIONS_OPML
 from starfeed.serve.responses import Served, text
+from starfeed.store.limits import SORT_KEY_BYTES
 
 SOURCE_ID = re.compile(r"^[0-9a-f]{6,64}$")
 COLLECTION = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+RSS = BY_NAME["rss"].extension  # what /rss serves
 
 
 def router(served: Served) -> Router:
@@ -28,14 +33,13 @@ def router(served: Served) -> Router:
             return served.feed(path, extension)
         if before and after:
             return text(400, "before= or after=, not both\n")
-        from starfeed.render.job import decode_cursor  # lxml and PynamoDB: loaded only for pages
-        from starfeed.serve.variants import page_variant, paged_feed
-
         try:
-            before, after = ((decode_cursor(before), None) if before else
-                             (None, decode_cursor(after, "after")) if after else (None, None))
-        except ValueError as exc:
+            before, after = ((decode_sort_key(before, "before", SORT_KEY_BYTES), None) if before else
+                             (None, decode_sort_key(after, "after", SORT_KEY_BYTES)) if after else (None, None))
+        except BadCursor as exc:
             return text(400, f"{exc}\n")
+        from starfeed.serve.variants import page_variant, paged_feed  # lxml: loaded only for pages
+
         return served.feed(path, extension, paged_feed(served.storage, path, before, after, source),
                            page_variant(before, after))
 
@@ -50,14 +54,14 @@ def router(served: Served) -> Router:
     def collection(name: str, filename: str):
         stem, _, extension = filename.partition(".")
         if stem != "feed" or not COLLECTION.match(name):
-            return text(404, "no such collection feed: expected /c/{collection}/feed[.xml|.atom|.json]\n")
+            return text(404, "no such collection feed: expected /c/{collection}/feed" + EXTENSIONS_SHOWN + "\n")
         return feed(f"c/{name}/feed", extension or None)
 
     @routes.get("/s/<source_id>/<filename>", compress=True)
     def one_source(source_id: str, filename: str):
         stem, _, extension = filename.partition(".")
         if stem != "feed" or not SOURCE_ID.match(source_id):
-            return text(404, "no such source feed: expected /s/{source_id}/feed[.xml|.atom|.json]\n")
+            return text(404, "no such source feed: expected /s/{source_id}/feed" + EXTENSIONS_SHOWN + "\n")
         max_score = served.max_score()
         source = sources.get(source_id)
         if max_score is not None:
@@ -72,8 +76,8 @@ def router(served: Served) -> Router:
         max_score = served.max_score()
         source = sources.find_by_url(url)
         if max_score is not None:
-            return scored(source, "xml", max_score)
-        return _refused(source) or feed(f"s/{source.source_id}/feed", "xml", source)
+            return scored(source, RSS, max_score)
+        return _refused(source) or feed(f"s/{source.source_id}/feed", RSS, source)
 
     def scored(source, extension: str | None, max_score: float):
         """Seed 004 §8: a source's feed without the items scoring above max_score."""

@@ -7,6 +7,7 @@ import time
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from starfeed.formats import DEFAULT
 from starfeed.serve.responses import PAGE_HEADERS, Served, text
 
 
@@ -16,7 +17,7 @@ def router(served: Served) -> Router:
 
     @routes.get("/healthz")
     def healthz():
-        if not storage.blobs.has_feed("feed.xml"):
+        if not storage.blobs.has_feed(DEFAULT.file("feed")):
             return text(503, "starting: the first feed has not been rendered yet\n")
         return text(200, "ok\n")
 
