@@ -20,7 +20,7 @@ PURE = ("starfeed.model", "starfeed.settings", "starfeed.urlpolicy", "starfeed.f
         "starfeed.fetch.headers", "starfeed.enrich", "starfeed.websub.subscription")
 # Where the pure core meets storage: the jobs, the api's routes, and what the CLI and the api share.
 JOBS = ("starfeed.fetch.job", "starfeed.fetch.github_job", "starfeed.fetch.record", "starfeed.fetch.robots",
-        "starfeed.fetch.history",
+        "starfeed.fetch.history", "starfeed.fetch.entries",
         "starfeed.render.job", "starfeed.schedule.tick", "starfeed.enrich.job",
         # The analyzer that calls a model: the enrich job's edge to Bedrock.
         "starfeed.enrich.bedrock")

@@ -19,7 +19,7 @@ from pynamodb.exceptions import DeleteError, PutError, UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection, LocalSecondaryIndex
 from pynamodb.models import Model
 
-from starfeed.model import Entry, Kind, Source, Status
+from starfeed.model import Entry, Kind, Source, Status, sort_key_of
 from starfeed.settings import Settings
 from starfeed.store.digest import DIGEST_UID
 from starfeed.store.limits import ITEM_BYTES, PARTITION_KEY_BYTES, SORT_KEY_BYTES
@@ -199,10 +199,6 @@ def entry_problem(entry: Entry) -> str | None:
         return f"{size:,} bytes, over DynamoDB's 400 KB item limit"
     return None
 
-
-
-def sort_key_of(entry: Entry) -> str:
-    return f"{entry.sort_time}#{entry.entry_uid}"
 
 
 def expires_at_of(entry: Entry, settings: Settings) -> int:
