@@ -5,7 +5,6 @@ row: the store's state before, the parse, and the writes asked for."""
 from dataclasses import asdict
 
 import pytest
-
 from starfeed.model import Departure, Digest, Entry, Rewrite, StoredEntry, sort_key_of
 from starfeed.parse.dedupe import Upserted, admitted, decide, unvouched, vouches
 from starfeed.parse.digest import DIGEST_BYTES, HASH_CHARS
@@ -15,6 +14,7 @@ NOW = 1_800_000_000.0  # 2027-01-15T08:00:00Z
 SEEN = "2027-01-15T08:00:00Z"
 LAST_WEEK, YESTERDAY = "2027-01-08T08:00:00Z", "2027-01-14T08:00:00Z"
 EARLIER = "2027-01-01T00:00:00Z"  # when the stored entries were first seen
+RECENT = Digest(YESTERDAY)  # written since the last refresh
 
 
 def entry(uid: str, version: str = "a", published: str = EARLIER) -> Entry:
@@ -31,7 +31,7 @@ def stored(uid: str, version: str = "a", count: int = 1, rewrites: int = 0, publ
                        {"summary": "analyzed"})
 
 
-def writes_of(entries, document="feed", digest=Digest(YESTERDAY), items=(), max_rewrites=2):
+def writes_of(entries, document="feed", digest=RECENT, items=(), max_rewrites=2):
     return decide(entries, document, digest, {item.entry_uid: item for item in items}, NOW,
                   max_rewrites=max_rewrites, sighting_refresh=WEEK)
 
@@ -51,54 +51,54 @@ def expect(new=(), inserts=(), rewrites=(), departures=(), sighted=(), digest=No
 
 CASES = {
     "a new entry is stored; the digest takes it in at its next sighting":
-        (dict(entries=[entry("n")]), expect(new=["n"])),
+        ({"entries": [entry("n")]}, expect(new=["n"])),
     "an entry held unchanged costs no write":
-        (dict(entries=[entry("u")], digest=Digest(YESTERDAY, {"u": held()})), expect()),
+        ({"entries": [entry("u")], "digest": Digest(YESTERDAY, {"u": held()})}, expect()),
     "a stored entry unchanged, not held (stored since the digest's write), costs no write":
-        (dict(entries=[entry("s")], items=[stored("s")]), expect()),
+        ({"entries": [entry("s")], "items": [stored("s")]}, expect()),
     "a changed entry is rewritten and the digest sights the document at once":
-        (dict(entries=[entry("c", "b"), entry("u")], digest=Digest(YESTERDAY, {"c": held("a", 2), "u": held()}),
-              items=[stored("c", "a", 2)]),
+        ({"entries": [entry("c", "b"), entry("u")], "digest": Digest(YESTERDAY, {"c": held("a", 2), "u": held()}),
+          "items": [stored("c", "a", 2)]},
          expect(rewrites=[("c", 1)], digest={"c": 3, "u": 2})),
     "a changed entry is rewritten at most max_rewrites times; the fetches after only see it":
-        (dict(entries=[entry("c", "d")], digest=Digest(YESTERDAY, {"c": held("c", 3)}),
-              items=[stored("c", "c", 3, rewrites=2)]), expect()),
+        ({"entries": [entry("c", "d")], "digest": Digest(YESTERDAY, {"c": held("c", 3)}),
+          "items": [stored("c", "c", 3, rewrites=2)]}, expect()),
     "an entry changed back is rewritten back":
-        (dict(entries=[entry("v", "a")], digest=Digest(YESTERDAY, {"v": held("b", 2)}),
-              items=[stored("v", "b", 2, rewrites=1)]),
+        ({"entries": [entry("v", "a")], "digest": Digest(YESTERDAY, {"v": held("b", 2)}),
+          "items": [stored("v", "b", 2, rewrites=1)]},
          expect(rewrites=[("v", 2)], digest={"v": 3})),
     "a digest a failed store left behind (another hash than the stored one) is rewritten":
-        (dict(entries=[entry("c", "b")], digest=Digest(YESTERDAY, {"c": held("a", 2)}),
-              items=[stored("c", "b", 2, rewrites=1)]), expect(digest={"c": 3})),
+        ({"entries": [entry("c", "b")], "digest": Digest(YESTERDAY, {"c": held("a", 2)}),
+          "items": [stored("c", "b", 2, rewrites=1)]}, expect(digest={"c": 3})),
     "an entry held whose item expired is not stored again, changed or not":
-        (dict(entries=[entry("x", "a"), entry("y", "b")], digest=Digest(YESTERDAY, {"x": held(), "y": held()})),
+        ({"entries": [entry("x", "a"), entry("y", "b")], "digest": Digest(YESTERDAY, {"x": held(), "y": held()})},
          expect()),
     "an entry seen again after it was stored that leaves the document moves its sightings to its item":
-        (dict(entries=[entry("c", "b")], digest=Digest(YESTERDAY, {"c": held(), "gone": held("a", 3, LAST_WEEK),
-                                                                   "once": held()}),
-              items=[stored("c")]),
+        ({"entries": [entry("c", "b")], "digest": Digest(YESTERDAY, {"c": held(), "gone": held("a", 3, LAST_WEEK),
+                                                                       "once": held()}),
+          "items": [stored("c")]},
          expect(rewrites=[("c", 1)], departures=[("gone", 3)], digest={"c": 2})),
     "an entry that returns after it left is counted on from its item":
-        (dict(entries=[entry("r"), entry("c", "b")], digest=Digest(YESTERDAY, {"c": held()}),
-              items=[stored("r", count=4), stored("c")]),
+        ({"entries": [entry("r"), entry("c", "b")], "digest": Digest(YESTERDAY, {"c": held()}),
+          "items": [stored("r", count=4), stored("c")]},
          expect(rewrites=[("c", 1)], digest={"r": 5, "c": 2})),
     "the weekly refresh, due, sights the whole document in one digest write":
-        (dict(entries=[entry("u"), entry("n")], digest=Digest(LAST_WEEK, {"u": held("a", 2), "gone": held()})),
+        ({"entries": [entry("u"), entry("n")], "digest": Digest(LAST_WEEK, {"u": held("a", 2), "gone": held()})},
          expect(new=["n"], digest={"u": 3, "n": 1})),
     "a source without a digest writes its first at once":
-        (dict(entries=[entry("n")], digest=Digest()), expect(new=["n"], digest={"n": 1})),
+        ({"entries": [entry("n")], "digest": Digest()}, expect(new=["n"], digest={"n": 1})),
     "a push writes new and changed entries and keeps the others held, and is no refresh":
-        (dict(entries=[entry("p4"), entry("p1", "b")], document="push",
-              digest=Digest(LAST_WEEK, {"p1": held(), "p2": held("a", 3)}), items=[stored("p1")]),
+        ({"entries": [entry("p4"), entry("p1", "b")], "document": "push",
+          "digest": Digest(LAST_WEEK, {"p1": held(), "p2": held("a", 3)}), "items": [stored("p1")]},
          expect(new=["p4"], rewrites=[("p1", 1)], digest={"p4": 1, "p1": 2, "p2": 3})),
     "a push of unchanged entries, the refresh due, writes nothing":
-        (dict(entries=[entry("p1")], document="push", digest=Digest(LAST_WEEK, {"p1": held()})), expect()),
+        ({"entries": [entry("p1")], "document": "push", "digest": Digest(LAST_WEEK, {"p1": held()})}, expect()),
     "an archive page inserts its new entries only, and is no sighting":
-        (dict(entries=[entry("a1", "b"), entry("a2")], document="archive", digest=Digest(LAST_WEEK),
-              items=[stored("a1")]),
+        ({"entries": [entry("a1", "b"), entry("a2")], "document": "archive", "digest": Digest(LAST_WEEK),
+          "items": [stored("a1")]},
          expect(inserts=["a2"])),
     "an archive page ignores the digest: an entry held but not stored is inserted":
-        (dict(entries=[entry("h")], document="archive", digest=Digest(YESTERDAY, {"h": held()})),
+        ({"entries": [entry("h")], "document": "archive", "digest": Digest(YESTERDAY, {"h": held()})},
          expect(inserts=["h"])),
 }
 

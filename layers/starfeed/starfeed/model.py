@@ -8,7 +8,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 
@@ -247,7 +247,7 @@ class Digest:
     it holds and decides with it)."""
 
     sighted_at: str = ""  # RFC 3339: when a whole document was last sighted; "" when never
-    held: dict[str, list] = field(default_factory=dict)  # entry_uid -> [hash start, sightings, last seen]
+    held: dict[str, list[Any]] = field(default_factory=dict)  # entry_uid -> [hash start, sightings, last seen]
 
     @classmethod
     def of(cls, sighted_at: object, held_json: object) -> Digest:
@@ -282,7 +282,7 @@ class StoredEntry:
     seen_count: int
     rewrite_count: int  # times rewritten after a content change
     sort_key: str  # as stored: its collection copies are keyed by it
-    analyzer_result: dict | None = None
+    analyzer_result: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

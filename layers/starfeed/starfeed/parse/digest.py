@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from starfeed.model import Departure, Digest, Entry
 
@@ -27,7 +28,7 @@ DIGEST_BYTES = 64 * 1024
 HASH_CHARS = 16
 
 
-def _size(uid: str, value: list) -> int:
+def _size(uid: str, value: list[Any]) -> int:
     return len(json.dumps({uid: value}))  # its share of the stored object, its separator included
 
 
@@ -49,13 +50,13 @@ def sighted(digest: Digest, entries: Sequence[Entry], stored: Mapping[str, int],
     else (a push) the others held stay, after them. Each sighted entry is counted once more: from
     the digest, else from `stored` (its item's count, for an entry stored before this parse); an
     entry stored by this parse has 1."""
-    sightings: dict[str, list] = {}
+    sightings: dict[str, list[Any]] = {}
     for entry in entries:
         value = digest.held.get(entry.entry_uid)
         count = value[1] if value is not None else stored.get(entry.entry_uid, 0)
         sightings[entry.entry_uid] = [entry.content_hash[:HASH_CHARS], count + 1, seen]
     kept = {} if whole else {uid: value for uid, value in digest.held.items() if uid not in sightings}
-    held: dict[str, list] = {}
+    held: dict[str, list[Any]] = {}
     beyond: list[str] = []
     size = 0
     for uid, value in [*sightings.items(), *kept.items()]:

@@ -11,7 +11,7 @@ from functools import cached_property
 from pynamodb.exceptions import AttributeDeserializationError, DoesNotExist
 from pynamodb.transactions import TransactWrite
 
-from starfeed.model import Digest, Entry, EntryWrites, Source, StoredEntry
+from starfeed.model import Departure, Digest, Entry, EntryWrites, Source, StoredEntry
 from starfeed.settings import Settings
 from starfeed.store.digest import DIGEST_UID
 from starfeed.store.records import DAY, collection_entry_record, entry_of, entry_record, written
@@ -67,10 +67,8 @@ class Entries:
                 for rewrite in writes.rewrites:
                     if rewrite.stale_sort_key is not None:
                         batch.delete(C(collection, rewrite.stale_sort_key))
-        for departure in writes.departures:  # an entry expired meanwhile is not written back
-            written(lambda: E(feed_id, departure.entry_uid).update(
-                actions=[E.last_seen.set(departure.last_seen), E.seen_count.set(departure.seen_count)],
-                condition=E.entry_uid.exists()))
+        for departure in writes.departures:
+            self._depart(feed_id, departure)
         for entry_uid in writes.sighted:
             E(feed_id, entry_uid).update(actions=[E.last_seen.set(writes.seen), E.seen_count.add(1)])
         if writes.digest is not None:
@@ -78,6 +76,13 @@ class Entries:
                                       held=writes.digest.stored()).save()
         self._note_old_days(stored)
         return new
+
+    def _depart(self, feed_id: str, departure: Departure) -> None:
+        """An entry's sightings moved from the digest to its item; one expired meanwhile is not written back."""
+        E = self._records.Entry
+        written(lambda: E(feed_id, departure.entry_uid).update(
+            actions=[E.last_seen.set(departure.last_seen), E.seen_count.set(departure.seen_count)],
+            condition=E.entry_uid.exists()))
 
     def _put_if_absent(self, entry: Entry) -> bool:
         """Store an entry unless one with its uid is stored already."""
