@@ -1,5 +1,6 @@
-"""Entries: stored once per (feed, entry_uid), rewritten only when their content changes; each new
-one also copied into the collections its source belongs to (store/collections.py reads them)."""
+"""Entries: stored once per (feed, entry_uid), rewritten only when their content changes, as the
+entry decision says (parse/dedupe.py: this module reads what it needs and writes what it decided);
+each new one also copied into the collections its source belongs to (store/collections.py reads them)."""
 
 from __future__ import annotations
 
