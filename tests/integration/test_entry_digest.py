@@ -1,4 +1,4 @@
-"""Issue 20: a source's entry digest (store/digest.py) against the local stack's DynamoDB: what the
+"""Issue 20: a source's entry digest (parse/digest.py) against the local stack's DynamoDB: what the
 REST API shows of stored entries after fetched, pushed and archived documents."""
 
 import time
@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from starfeed.fetch.entries import store_entries
 from starfeed.local.aws_calls import observed
 from starfeed.model import Entry
 from starfeed.store.digest import DIGEST_UID
@@ -24,8 +25,9 @@ def entry(uid: str, title: str, when: float) -> Entry:
 
 @pytest.fixture
 def feed(storage):
+    """Stores entries as a fetch does (fetch/entries.py)."""
     storage.entries.purge(FEED)
-    yield storage.entries
+    yield lambda entries, now, document="feed": store_entries(storage, entries, now, document=document)
     storage.entries.purge(FEED)
 
 
@@ -37,44 +39,44 @@ def shown(storage) -> dict[str, tuple[str, int, str]]:
 def test_an_entry_changed_back_is_stored_back(storage, feed):
     now = time.time()
     for n, title in enumerate(["Version A", "Version B", "Version A"]):
-        feed.upsert([entry("v1", title, now + n)], now + n)
+        feed([entry("v1", title, now + n)], now + n)
     assert shown(storage)["v1"][0] == "Version A"
 
 
 def test_an_archive_page_stores_new_entries_only_and_is_no_sighting(storage, feed):
     now = time.time()
-    feed.upsert([entry("a1", "Live", now)], now)
-    feed.upsert([entry("a1", "Archived", now + 1), entry("a2", "Older", now + 1)], now + 1, document="archive")
+    feed([entry("a1", "Live", now)], now)
+    feed([entry("a1", "Archived", now + 1), entry("a2", "Older", now + 1)], now + 1, document="archive")
     assert shown(storage) == {"a1": ("Live", 1, at(now)), "a2": ("Older", 1, at(now + 1))}
-    feed.upsert([entry("a1", "Live", now + 2)], now + 2)  # the feed's version is still the stored one
+    feed([entry("a1", "Live", now + 2)], now + 2)  # the feed's version is still the stored one
     assert shown(storage)["a1"][0] == "Live"
 
 
 def test_an_archive_page_read_before_a_fetch_stored_its_entry_does_not_overwrite_it(storage, feed, monkeypatch):
     now = time.time()
-    feed.upsert([entry("r1", "Live", now)], now)
+    feed([entry("r1", "Live", now)], now)
     # The walk read r1 before the fetch stored it (they run on queues of their own): it finds none.
     monkeypatch.setattr(storage.records.Entry, "batch_get", classmethod(lambda cls, keys, **options: iter(())))
-    assert feed.upsert([entry("r1", "Archived", now + 1)], now + 1, document="archive").new == []
+    assert feed([entry("r1", "Archived", now + 1)], now + 1, document="archive").new == []
     monkeypatch.undo()
     assert shown(storage)["r1"][0] == "Live"
 
 
 def test_a_push_of_some_entries_leaves_the_others_held(storage, feed):
     now = time.time()
-    feed.upsert([entry(uid, uid, now) for uid in ("p1", "p2", "p3")], now)
+    feed([entry(uid, uid, now) for uid in ("p1", "p2", "p3")], now)
     calls = []
     with observed(lambda service, operation, params: calls.append(operation)):
         # A hub's diff: one new entry and one changed, the others not sent.
-        feed.upsert([entry("p4", "p4", now + 1), entry("p1", "p1 changed", now + 1)], now + 1, document="push")
+        feed([entry("p4", "p4", now + 1), entry("p1", "p1 changed", now + 1)], now + 1, document="push")
     assert "UpdateItem" not in calls  # no entry was taken to have left the feed
     assert shown(storage) == {"p1": ("p1 changed", 2, at(now + 1)), "p2": ("p2", 1, at(now)),
                               "p3": ("p3", 1, at(now)), "p4": ("p4", 1, at(now + 1))}
-    held = feed.digests([FEED])[FEED]
+    held = storage.entries.digests([FEED])[FEED]
     assert set(held.held) == {"p1", "p2", "p3", "p4"}
     calls.clear()
     with observed(lambda service, operation, params: calls.append((operation, params))):
-        feed.upsert([entry(uid, title, now + 2) for uid, title in
+        feed([entry(uid, title, now + 2) for uid, title in
                      (("p1", "p1 changed"), ("p2", "p2"), ("p3", "p3"), ("p4", "p4"))], now + 2)
     read = [key["entry_uid"]["S"] for operation, params in calls if operation == "BatchGetItem"
             for table in params["RequestItems"].values() for key in table["Keys"]]
@@ -84,14 +86,14 @@ def test_a_push_of_some_entries_leaves_the_others_held(storage, feed):
 def test_an_entry_that_leaves_keeps_its_last_sighting_and_one_past_retention_is_not_stored_again(storage, feed):
     now = time.time()
     week = storage.settings.sighting_refresh + 1
-    feed.upsert([entry("l1", "Stays", now), entry("l2", "Leaves", now)], now)
-    feed.upsert([entry("l1", "Stays", now + week), entry("l2", "Leaves", now + week)], now + week)  # sighted again
-    feed.upsert([entry("l1", "Stays", now + 2 * week)], now + 2 * week)  # sighted again, without l2
+    feed([entry("l1", "Stays", now), entry("l2", "Leaves", now)], now)
+    feed([entry("l1", "Stays", now + week), entry("l2", "Leaves", now + week)], now + week)  # sighted again
+    feed([entry("l1", "Stays", now + 2 * week)], now + 2 * week)  # sighted again, without l2
     assert shown(storage) == {"l1": ("Stays", 3, at(now + 2 * week)), "l2": ("Leaves", 2, at(now + week))}
     # l1's item expires (its TTL) while its feed still carries it, even changed: not new again.
     storage.records.Entry(FEED, "l1").delete()
-    assert feed.upsert([entry("l1", "Stays", now + 2 * week + 1)], now + 2 * week + 1).new == []
-    assert feed.upsert([entry("l1", "Stays, edited", now + 2 * week + 2)], now + 2 * week + 2).new == []
+    assert feed([entry("l1", "Stays", now + 2 * week + 1)], now + 2 * week + 1).new == []
+    assert feed([entry("l1", "Stays, edited", now + 2 * week + 2)], now + 2 * week + 2).new == []
     # The digest itself never expires: were it gone, a quiet feed's old entries would come back as new.
     item = storage.client("dynamodb").get_item(TableName=storage.settings.entries_table,
                                                 Key={"feed_id": {"S": FEED}, "entry_uid": {"S": DIGEST_UID}})["Item"]
@@ -100,7 +102,7 @@ def test_an_entry_that_leaves_keeps_its_last_sighting_and_one_past_retention_is_
 
 def test_a_store_cut_short_before_its_digest_is_made_good_by_the_retry(storage, feed, monkeypatch):
     now = time.time()
-    feed.upsert([entry("c1", "Version A", now)], now)
+    feed([entry("c1", "Version A", now)], now)
     save = storage.records.EntryDigest.save
 
     def failing(self, *args, **kwargs):
@@ -108,24 +110,24 @@ def test_a_store_cut_short_before_its_digest_is_made_good_by_the_retry(storage, 
 
     monkeypatch.setattr(storage.records.EntryDigest, "save", failing)
     with pytest.raises(RuntimeError):
-        feed.upsert([entry("c1", "Version B", now + 1)], now + 1)  # the entry rewritten, its digest not
+        feed([entry("c1", "Version B", now + 1)], now + 1)  # the entry rewritten, its digest not
     monkeypatch.setattr(storage.records.EntryDigest, "save", save)
-    feed.upsert([entry("c1", "Version B", now + 2)], now + 2)  # the message retried
-    feed.upsert([entry("c1", "Version A", now + 3)], now + 3)  # then changed back
+    feed([entry("c1", "Version B", now + 2)], now + 2)  # the message retried
+    feed([entry("c1", "Version A", now + 3)], now + 3)  # then changed back
     assert shown(storage)["c1"][0] == "Version A"
 
 
 def test_a_digest_edited_by_hand_into_another_type_fails_nothing_and_is_written_anew(storage, feed):
     now = time.time()
-    feed.upsert([entry("h1", "Kept", now)], now)
+    feed([entry("h1", "Kept", now)], now)
     other = "d16e57000002"  # a neighbour whose digest is fine, read in the same request
-    feed.upsert([replace(entry("n1", "Neighbour", now), feed_id=other)], now)
+    feed([replace(entry("n1", "Neighbour", now), feed_id=other)], now)
     storage.client("dynamodb").update_item(
         TableName=storage.settings.entries_table, Key={"feed_id": {"S": FEED}, "entry_uid": {"S": DIGEST_UID}},
         UpdateExpression="SET held = :map", ExpressionAttributeValues={":map": {"M": {"h1": {"S": "x"}}}})
     try:
-        assert set(feed.digests([FEED, other])) == {other}
-        assert feed.upsert([entry("h1", "Kept", now + 1), entry("h2", "New", now + 1)], now + 1).new[0].entry_uid == "h2"
-        assert set(feed.digests([FEED])[FEED].held) == {"h1", "h2"}  # written anew by that parse
+        assert set(storage.entries.digests([FEED, other])) == {other}
+        assert feed([entry("h1", "Kept", now + 1), entry("h2", "New", now + 1)], now + 1).new[0].entry_uid == "h2"
+        assert set(storage.entries.digests([FEED])[FEED].held) == {"h1", "h2"}  # written anew by that parse
     finally:
         storage.entries.purge(other)

@@ -21,6 +21,7 @@ from websub_hub import Hub
 from starfeed.cli import main
 from starfeed.cursors import encode_sort_key
 from starfeed.enrich.bedrock import BedrockAnalyzer
+from starfeed.fetch.entries import store_entries
 from starfeed.local.github_sim import Event as TimelineEvent, GitHubSim, population
 from starfeed.local.template import load
 from starfeed.sources import add_source
@@ -137,7 +138,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         waiting = {"messageId": "w1", "receiptHandle": "not-a-real-handle",
                    "body": json.dumps({"feed_id": deframed.source_id, "entry_uid": "i4"}),
                    "attributes": {"ApproximateReceiveCount": "1"}}
-        storage.entries.upsert([replace(analyzed[0], entry_uid="i4", analyzer_result=None)], time.time())
+        store_entries(storage, [replace(analyzed[0], entry_uid="i4", analyzer_result=None)], time.time())
         stack.functions["EnricherFunction"].invoke({"Records": [
             waiting, {**waiting, "messageId": "w2", "attributes": {"ApproximateReceiveCount": "3"}}]})
         stack.sqs.purge_queue(QueueUrl=stack.queue("EnrichQueue"))

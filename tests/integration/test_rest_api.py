@@ -14,6 +14,7 @@ from openapi_core import Config, OpenAPI
 from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
 
 from origin import Reply, rss
+from starfeed.fetch.entries import store_entries
 from starfeed.fetch.job import fetch_source
 from starfeed.model import Entry
 
@@ -130,7 +131,7 @@ def test_subscribe_walk_entries_and_fetch_one_and_its_raw_bytes(stack, storage, 
 def test_errors_are_problems_a_person_can_act_on(stack, storage, api_url, openapi):
     # A stored source's digest, so that asking for its key by hand finds it if anything does.
     stamp = "2026-11-01T00:00:00Z"
-    storage.entries.upsert([Entry(entry_uid="e1", feed_id="e0000000000d", content_hash="h", first_seen=stamp,
+    store_entries(storage, [Entry(entry_uid="e1", feed_id="e0000000000d", content_hash="h", first_seen=stamp,
                                   last_seen=stamp)], time.time())
     assert storage.entries.digests(["e0000000000d"])
     cases = [("GET", f"{V1}/feeds/abcdef123", {}, 404, "no feed with id abcdef123"),

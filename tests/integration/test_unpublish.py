@@ -6,6 +6,7 @@ import time
 
 from conftest import http_get
 
+from starfeed.fetch.entries import store_entries
 from starfeed.model import Entry, Source
 from starfeed.render import SOURCES_SUMMARY, targets_for
 from starfeed.render.job import render_targets
@@ -26,7 +27,7 @@ def add(storage, source: Source, title: str) -> Source:
     uid = f"{source.source_id}-1"
     entry = Entry(entry_uid=uid, feed_id=source.source_id, title=title, first_seen=when, last_seen=when,
                   canonical_link=f"https://example.org/{uid}", content_hash="x")
-    storage.entries.upsert([entry], time.time(), source.collections)  # as a fetch stores it
+    store_entries(storage, [entry], time.time(), source.collections)  # as a fetch stores it
     return source
 
 

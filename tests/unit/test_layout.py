@@ -20,7 +20,7 @@ PURE = ("starfeed.model", "starfeed.settings", "starfeed.urlpolicy", "starfeed.f
         "starfeed.fetch.headers", "starfeed.enrich", "starfeed.websub.subscription")
 # Where the pure core meets storage: the jobs, the api's routes, and what the CLI and the api share.
 JOBS = ("starfeed.fetch.job", "starfeed.fetch.document", "starfeed.fetch.github_job", "starfeed.fetch.record",
-        "starfeed.fetch.robots", "starfeed.fetch.history",
+        "starfeed.fetch.robots", "starfeed.fetch.history", "starfeed.fetch.entries",
         "starfeed.render.job", "starfeed.schedule.tick", "starfeed.schedule.dispatch", "starfeed.enrich.job",
         # The source kinds: each fetches, and what it stores is its own (starfeed/kinds).
         "starfeed.kinds",
@@ -28,6 +28,9 @@ JOBS = ("starfeed.fetch.job", "starfeed.fetch.document", "starfeed.fetch.github_
         "starfeed.enrich.bedrock")
 # What a job and the api both read from storage, so that the api imports no job.
 SHARED_READS = ("starfeed.render.pages",)
+# What only a decision reads: the settings that steer the entry decision, and an entry's content
+# hash compared (unchanged, changed, changed back). Storage writes what parse/dedupe.py decided.
+DECISION_SETTINGS = {"max_rewrites", "sighting_refresh"}
 STORAGE_USERS = JOBS + SHARED_READS + ("starfeed.serve", "starfeed.websub.callback", "starfeed.sources",
                                        "starfeed.subscribe", "starfeed.taps", "starfeed.deployment",
                                        "starfeed.rest_client", "starfeed.cli", "starfeed.local", "starfeed.bench")
@@ -110,6 +113,33 @@ def test_storage_imports_only_the_model_and_settings(module):
     outside = {name for name in _ours(GRAPH, module)
                if not _within(name, ("starfeed.store", "starfeed.model", "starfeed.settings"))}
     assert not outside, f"{module} imports {sorted(outside)}: storage sits below everything but the model"
+
+
+def _decisions(source: str) -> list[str]:
+    """Where this code decides what the entry decision decides: it reads a setting only that
+    decision uses, or compares a content hash."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in DECISION_SETTINGS:
+            found.append(f"line {node.lineno}: reads {node.attr}")
+        elif isinstance(node, ast.Compare) and any(
+                isinstance(inner, ast.Attribute) and inner.attr == "content_hash"
+                for operand in (node.left, *node.comparators) for inner in ast.walk(operand)):
+            found.append(f"line {node.lineno}: compares content_hash")
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.glob("store/*.py")), ids=lambda path: path.name)
+def test_storage_decides_nothing(path):
+    found = _decisions(path.read_text())
+    assert not found, f"{path.name}: {found}: decisions belong in the pure core (parse/dedupe.py)"
+
+
+def test_the_decision_finder_finds_a_decision():
+    assert _decisions("new = old.content_hash != entry.content_hash") == ["line 1: compares content_hash"]
+    assert _decisions("due = value[0] == entry.content_hash[:16]") == ["line 1: compares content_hash"]
+    assert _decisions("cap = self.settings.max_rewrites") == ["line 1: reads max_rewrites"]
+    assert _decisions("record = Entry(content_hash=entry.content_hash)") == []
 
 
 @pytest.mark.parametrize("module", sorted(m for m in GRAPH if _pure(m)))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 
@@ -285,6 +286,94 @@ class Entry:
         if _is_stamp(self.published) and _TRUSTED_FROM <= self.published <= self.first_seen:
             return self.published
         return self.ordered_at if _is_stamp(self.ordered_at) else self.first_seen
+
+
+def sort_key_of(entry: Entry) -> str:
+    """An entry's place in its feed and collections: time order, its uid breaking ties."""
+    return f"{entry.sort_time}#{entry.entry_uid}"
+
+
+# Where a parse's entries come from: a fetched document, whole; one a WebSub hub pushed, which may
+# hold only some entries; a page of the feed's archive (fetch/history.py).
+Document = Literal["feed", "push", "archive"]
+
+
+@dataclass(frozen=True)
+class Digest:
+    """A source's entry digest as stored, one item beside its entries (parse/digest.py says what
+    it holds and decides with it)."""
+
+    sighted_at: str = ""  # RFC 3339: when a whole document was last sighted; "" when never
+    held: dict[str, list[Any]] = field(default_factory=dict)  # entry_uid -> [hash start, sightings, last seen]
+
+    @classmethod
+    def of(cls, sighted_at: object, held_json: object) -> Digest:
+        """A stored digest; a malformed one (edited by hand) holds only its well-formed parts."""
+        try:
+            held = json.loads(held_json) if isinstance(held_json, str) else None
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
+            held = None
+        if not isinstance(sighted_at, str) or not isinstance(held, dict):
+            return cls()
+        return cls(sighted_at, {uid: [h, int(n), seen] for uid, value in held.items()
+                                if isinstance(value, list) and len(value) == 3
+                                and isinstance(h := value[0], str) and isinstance(seen := value[2], str)
+                                and isinstance(n := value[1], (int, float)) and 0 <= n < 2 ** 53})
+
+    def stored(self) -> str:
+        return json.dumps(self.held)
+
+    def sighting(self, entry_uid: str) -> tuple[str, int] | None:
+        """(last_seen, seen_count) of a held entry."""
+        value = self.held.get(entry_uid)
+        return (value[2], value[1]) if value is not None else None
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    """What the entry decision needs of a stored entry its source's digest cannot vouch for."""
+
+    entry_uid: str
+    content_hash: str
+    first_seen: str
+    seen_count: int
+    rewrite_count: int  # times rewritten after a content change
+    sort_key: str  # as stored: its collection copies are keyed by it
+    analyzer_result: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A stored entry rewritten with its changed content."""
+
+    entry: Entry  # its first sighting, sightings and analysis carried from the stored one
+    rewrite_count: int
+    stale_sort_key: str | None = None  # its collection copies' key, when the change moved it
+
+
+@dataclass(frozen=True)
+class Departure:
+    """An entry that left its source's digest: its sightings move to its own item, if it is still stored."""
+
+    entry_uid: str
+    seen_count: int
+    last_seen: str
+
+
+@dataclass
+class EntryWrites:
+    """What the entry decision (parse/dedupe.py) asks storage to write, nothing else: storage writes
+    them in this order (a rewrite before the digest that holds its hash)."""
+
+    feed_id: str
+    new: list[Entry] = field(default_factory=list)  # stored, with a copy per collection
+    inserts: list[Entry] = field(default_factory=list)  # an archive page's: each stored unless its uid is
+    rewrites: list[Rewrite] = field(default_factory=list)
+    departures: list[Departure] = field(default_factory=list)
+    # Beyond the digest's room: each one's own item counts one more sighting, at `seen`.
+    sighted: list[str] = field(default_factory=list)
+    seen: str = ""
+    digest: Digest | None = None  # its new state; None: it stays as stored
 
 
 @dataclass(frozen=True)

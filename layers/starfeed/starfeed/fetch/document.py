@@ -14,11 +14,12 @@ from typing import Protocol
 
 from starfeed import observe
 from starfeed.fetch import robots
+from starfeed.fetch.entries import store_entries
 from starfeed.fetch.headers import freshness
 from starfeed.fetch.http import FetchResult, fetch
 from starfeed.fetch.record import apply_decision, fetch_fields, publish_new, remember_fetch, store_raw, tap_new
 from starfeed.fetch.stage import NOT_FETCHED, StageFailed, describe, stage
-from starfeed.model import FailureClass, FetchOutcome, Pace, Source, Status, failure_class
+from starfeed.model import Document, FailureClass, FetchOutcome, Pace, Source, Status, failure_class
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY
@@ -26,7 +27,6 @@ from starfeed.schedule.decide import decide_fetch
 from starfeed.settings import Settings
 from starfeed.store import Storage
 from starfeed.store.blobs import raw_fetch_key
-from starfeed.store.digest import Document
 from starfeed.store.records import DAY
 from starfeed.urlpolicy import redact
 from starfeed.websub import hub, subscription
@@ -118,7 +118,7 @@ def _store(storage: Storage, source: Source, ingested: Ingested, raw_ref: dict |
             entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
         announce = (lambda fresh: storage.queues.send_enrichments(
             source.source_id, [e.entry_uid for e in fresh])) if source.deframe else None
-        stored = storage.entries.upsert(ingested.entries, now, source.collections, announce, document)
+        stored = store_entries(storage, ingested.entries, now, source.collections, announce, document)
     source.title = ingested.title or source.title
     source.site_url = ingested.link or source.site_url
     source.language = ingested.language or source.language

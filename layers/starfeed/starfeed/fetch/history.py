@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 
+from starfeed.fetch.entries import store_entries
 from starfeed.fetch.http import fetch
 from starfeed.fetch.record import store_raw
 from starfeed.fetch.stage import describe
@@ -59,7 +60,7 @@ def walk_step(storage: Storage, step: dict, now: float) -> dict | None:
         room = max(0, settings.backfill_max_entries - step["entries"])
         for entry in ingested.entries[:room]:
             entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
-        new = storage.entries.upsert(ingested.entries[:room], now, source.collections, document="archive").new
+        new = store_entries(storage, ingested.entries[:room], now, source.collections, document="archive").new
         if new:
             storage.queues.send_render(kind_of(source).targets(source))
     except Exception as exc:  # noqa: BLE001 - the walk stops with the reason; polling goes on

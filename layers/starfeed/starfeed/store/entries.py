@@ -1,45 +1,28 @@
-"""Entries: stored once per (feed, entry_uid), rewritten only when their content changes; each new
-one also copied into the collections its source belongs to (store/collections.py reads them)."""
+"""Entries: stored once per (feed, entry_uid), rewritten only when their content changes, as the
+entry decision says (parse/dedupe.py: this module reads what it needs and writes what it decided);
+each new one also copied into the collections its source belongs to (store/collections.py reads them)."""
 
 from __future__ import annotations
 
 import calendar
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from dataclasses import replace
 from functools import cached_property
 
 from pynamodb.exceptions import AttributeDeserializationError, DoesNotExist
 from pynamodb.transactions import TransactWrite
 
-from starfeed.model import Entry, GitHubAccount, Source
+from starfeed.model import Departure, Digest, Entry, EntryWrites, GitHubAccount, Source, StoredEntry
 from starfeed.settings import Settings
-from starfeed.store.digest import DIGEST_UID, Digest, Document
-from starfeed.store.records import (DAY, collection_entry_record, entry_of, entry_problem, entry_record,
-                                    sort_key_of, stored, written)
+from starfeed.store.digest import DIGEST_UID
+from starfeed.store.records import DAY, collection_entry_record, entry_of, entry_record, as_stored, written
 
 TRANSACTION_ITEMS = 100  # DynamoDB's limit on the items of one TransactWriteItems
 
 
-@dataclass
-class Upserted:
-    new: list[Entry]  # stored for the first time
-    refused: list[tuple[int, str]]  # (position in the document, from 1; why DynamoDB would refuse it)
-
-    @property
-    def error(self) -> str | None:
-        if not self.refused:
-            return None
-        (position, reason), more = self.refused[0], len(self.refused) - 1
-        return f"store: entry {position}: {reason}" + (f" (and {more} more)" if more else "")
-
-
 def _epoch_day(stamp: str) -> float:
     return calendar.timegm(time.strptime(stamp[:10], "%Y-%m-%d"))
-
-
-def _stamp(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 # The stats table's item naming the days, beyond the aggregate's walk, that hold entries: those
@@ -51,102 +34,63 @@ class Entries:
     def __init__(self, records, settings: Settings, dynamodb=None):
         self._records, self.settings, self._db = records, settings, dynamodb
 
-    def upsert(self, entries: list[Entry], now: float, collections: list[str] = (),
-               announce: Callable[[list[Entry]], None] | None = None, document: Document = "feed") -> Upserted:
-        """Store entries, deduplicated by (feed, entry_uid); returns the ones new to the store.
-        announce(new entries), when given, runs before anything is written: what must follow a
-        new entry (its analysis) is asked for first, so a failure stores nothing and the retried
-        fetch finds the entries new again.
+    def digest(self, feed_id: str) -> Digest:
+        """One source's entry digest; an empty one when it has none."""
+        return self.digests([feed_id]).get(feed_id, Digest())
 
-        document: where they come from. "feed": a fetched document, whole; "push": one a WebSub
-        hub pushed, which may hold only some entries; "archive": a page of the feed's archive
-        (fetch/history.py), which stores new entries only (the feed's own version of one wins)
-        and is no sighting.
+    def stored(self, feed_id: str, entry_uids: list[str]) -> dict[str, StoredEntry]:
+        """What the entry decision needs of these entries' items, by uid (one not stored is left out)."""
+        if not entry_uids:
+            return {}
+        records = self._records.Entry.batch_get(
+            [(feed_id, uid) for uid in entry_uids],
+            attributes_to_get=["entry_uid", "content_hash", "first_seen", "rewrite_count", "seen_count", "sort_key",
+                               "analyzer_result"])
+        return {r.entry_uid: StoredEntry(r.entry_uid, r.content_hash, r.first_seen, int(r.seen_count),
+                                         int(r.rewrite_count), r.sort_key, r.analyzer_result) for r in records}
 
-        Writes follow changes: a new entry is written (with a copy per collection), a changed one
-        rewritten, at most settings.max_rewrites times so a feed that puts a clock in its content
-        cannot churn; an unchanged one costs no write. The source's digest (store/digest.py)
-        says which are unchanged without reading them, and is rewritten with their sightings when
-        an entry was rewritten, or once per settings.sighting_refresh. An entry past its retention
-        that its feed still carries is not stored again: it would come back as new. An entry
-        DynamoDB would refuse is left out with the reason; the others are stored."""
-        refused = [(n, problem) for n, e in enumerate(entries, start=1) if (problem := entry_problem(e))]
-        entries = [e for n, e in enumerate(entries, start=1) if n not in dict(refused)]
-        if not entries:
-            return Upserted([], refused)
-        E = self._records.Entry
-        feed_id = entries[0].feed_id
-        digest = self.digests([feed_id]).get(feed_id, Digest()) if document != "archive" else Digest()
-        unread = [(feed_id, e.entry_uid) for e in entries if not digest.unchanged(e)]
-        existing = {r.entry_uid: r for r in E.batch_get(
-            unread, attributes_to_get=["entry_uid", "content_hash", "first_seen", "rewrite_count", "seen_count",
-                                       "sort_key", "analyzer_result"])} if unread else {}
-        new, changed, stale_copies = [], [], []
-        stale = False  # the digest holds another hash than the one stored (a store cut short)
-        for entry in entries:
-            old = existing.get(entry.entry_uid)
-            if digest.unchanged(entry):
-                continue
-            if old is None:
-                if entry.entry_uid not in digest.held:  # else past its retention: not new again
-                    new.append((entry, 0))
-            elif (document != "archive" and old.content_hash != entry.content_hash
-                  and old.rewrite_count < self.settings.max_rewrites):
-                entry.first_seen, entry.seen_count = old.first_seen, int(old.seen_count)
-                # Its analysis stays (seed 004 analyzes new items): a rewrite costs no analyzer call.
-                entry.analyzer_result = old.analyzer_result
-                changed.append((entry, int(old.rewrite_count) + 1))
-                if old.sort_key != sort_key_of(entry):
-                    stale_copies.append(old.sort_key)
-            elif old.content_hash == entry.content_hash and entry.entry_uid in digest.held:
-                stale = True
-        if announce is not None and new:
-            announce([entry for entry, _ in new])
-        C = self._records.CollectionEntry
-        if document == "archive":  # its walk runs beside the fetches: one may store an entry meanwhile
-            new = [(entry, 0) for entry, _ in new if self._put_if_absent(entry)]
+    def write(self, writes: EntryWrites, collections: list[str] = ()) -> list[Entry]:
+        """Write what the entry decision asked for (parse/dedupe.py), in its order; returns the
+        entries stored new: an archive page's insert only when no entry had its uid (the feed's
+        version wins)."""
+        E, C, feed_id = self._records.Entry, self._records.CollectionEntry, writes.feed_id
+        inserted = [entry for entry in writes.inserts if self._put_if_absent(entry)]
         with E.batch_write() as batch:
-            for entry, rewrites in new + changed if document != "archive" else ():
-                batch.save(entry_record(self._records, entry, self.settings, rewrites))
+            for entry in writes.new:
+                batch.save(entry_record(self._records, entry, self.settings))
+            for rewrite in writes.rewrites:
+                batch.save(entry_record(self._records, rewrite.entry, self.settings, rewrite.rewrite_count))
+        new = writes.new + inserted
+        stored = new + [rewrite.entry for rewrite in writes.rewrites]
         with C.batch_write() as batch:
             for collection in collections:
-                for entry, _ in new + changed:
+                for entry in stored:
                     batch.save(collection_entry_record(self._records, collection, entry, self.settings))
-                for sort_key in stale_copies:
-                    batch.delete(C(collection, sort_key))
-        # A rewrite must reach the digest at once (it holds the hash an entry was stored with); a
-        # new entry need not: until the next sighting it is read, as its item says it was seen.
-        due = document == "feed" and digest.due(_stamp(now - self.settings.sighting_refresh))
-        if document != "archive" and (changed or stale or due):
-            stored = {uid: int(r.seen_count) for uid, r in existing.items()}
-            self._sight(feed_id, digest, entries, stored, now, whole=document == "feed")
-        self._note_old_days([entry for entry, _ in new + changed])
-        return Upserted([entry for entry, _ in new], refused)
+                for rewrite in writes.rewrites:
+                    if rewrite.stale_sort_key is not None:
+                        batch.delete(C(collection, rewrite.stale_sort_key))
+        for departure in writes.departures:
+            self._depart(feed_id, departure)
+        for entry_uid in writes.sighted:
+            E(feed_id, entry_uid).update(actions=[E.last_seen.set(writes.seen), E.seen_count.add(1)])
+        if writes.digest is not None:
+            self._records.EntryDigest(feed_id, DIGEST_UID, sighted_at=writes.digest.sighted_at or None,
+                                      held=writes.digest.stored()).save()
+        self._note_old_days(stored)
+        return new
+
+    def _depart(self, feed_id: str, departure: Departure) -> None:
+        """An entry's sightings moved from the digest to its item; one expired meanwhile is not written back."""
+        E = self._records.Entry
+        written(lambda: E(feed_id, departure.entry_uid).update(
+            actions=[E.last_seen.set(departure.last_seen), E.seen_count.set(departure.seen_count)],
+            condition=E.entry_uid.exists()))
 
     def _put_if_absent(self, entry: Entry) -> bool:
-        """Store an entry unless one with its uid is stored already (the feed's version wins)."""
+        """Store an entry unless one with its uid is stored already."""
         E = self._records.Entry
         return written(lambda: entry_record(self._records, entry, self.settings).save(
             condition=E.entry_uid.does_not_exist()))
-
-    def _sight(self, feed_id: str, digest: Digest, entries: list[Entry], stored: dict[str, int],
-               now: float, whole: bool) -> None:
-        """A sighting of these entries: the digest rewritten, after the entries that left it got
-        their sightings in their own items (an entry expired meanwhile is not written back) and
-        those beyond its room were counted one by one."""
-        E = self._records.Entry
-        seen = _stamp(now)
-        after, beyond = digest.sighted(entries, stored, seen, whole)
-        for uid, (count, last) in digest.departed(after).items():
-            written(lambda: E(feed_id, uid).update(actions=[E.last_seen.set(last), E.seen_count.set(count)],
-                                                   condition=E.entry_uid.exists()))
-        for uid in beyond:  # after their departure's write, if they were held
-            if uid in stored or uid in digest.held:
-                E(feed_id, uid).update(actions=[E.last_seen.set(seen), E.seen_count.add(1)])
-        # No expiry: gone, it would make the entries past their retention that a quiet feed still
-        # carries come back as new. `source purge` deletes it with the entries.
-        self._records.EntryDigest(feed_id, DIGEST_UID, sighted_at=after.sighted_at or None,
-                                  held=after.stored()).save()
 
     def digests(self, feed_ids) -> dict[str, Digest]:
         """These sources' entry digests (a source without one is left out). One edited by hand
@@ -205,7 +149,7 @@ class Entries:
                     transaction.save(entry_record(self._records, entry, self.settings))
                     for collection in source.collections:
                         transaction.save(collection_entry_record(self._records, collection, entry, self.settings))
-                transaction.update(S(source.source_id), actions=[S.github.set(stored(account))], condition=condition)
+                transaction.update(S(source.source_id), actions=[S.github.set(as_stored(account))], condition=condition)
             source.github = account
 
     def purge(self, feed_id: str, collections: list[str] = ()) -> int:

@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from starfeed.model import Entry
+from starfeed.model import Digest, Entry
 from starfeed.settings import Settings
-from starfeed.store.digest import DIGEST_UID, Digest
+from starfeed.store.digest import DIGEST_UID
 from starfeed.store.records import DAY, entry_of, sort_key_of
 
 BATCH_GET_KEYS = 100  # DynamoDB's limit on the keys of one BatchGetItem

@@ -20,7 +20,7 @@ from pynamodb.exceptions import DeleteError, PutError, UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection, LocalSecondaryIndex
 from pynamodb.models import Model
 
-from starfeed.model import Entry, Source
+from starfeed.model import Entry, Source, sort_key_of
 from starfeed.settings import Settings
 from starfeed.store.digest import DIGEST_UID
 from starfeed.store.limits import ITEM_BYTES, PARTITION_KEY_BYTES, SORT_KEY_BYTES
@@ -172,7 +172,7 @@ def source_of(record) -> Source:
 _SOURCE_TYPES = typing.get_type_hints(Source)
 
 
-def stored(value):
+def as_stored(value):
     """A field's value as an attribute holds it: a typed sub-record as its JSON's dict."""
     return asdict(value) if is_dataclass(value) and not isinstance(value, type) else value
 
@@ -243,10 +243,6 @@ def entry_problem(entry: Entry) -> str | None:
         return f"{size:,} bytes, over DynamoDB's 400 KB item limit"
     return None
 
-
-
-def sort_key_of(entry: Entry) -> str:
-    return f"{entry.sort_time}#{entry.entry_uid}"
 
 
 def expires_at_of(entry: Entry, settings: Settings) -> int:

@@ -9,7 +9,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from starfeed.model import Source, Status, set_by_hand
 from starfeed.settings import Settings
-from starfeed.store.records import SOURCE_FIELDS, source_of, stored, written
+from starfeed.store.records import SOURCE_FIELDS, source_of, as_stored, written
 
 # Fields a fetch's outcome never writes (model.SET_BY_HAND): a person's, through change(), and the
 # WebSub subscription's, written as it changes (a hub may verify it before the fetch that asked
@@ -123,7 +123,7 @@ class Sources:
         fetch may change: the lease makes it the only writer of its source's state. A pushed
         document's (release False) leaves the lease to the fetch that holds it."""
         S = self._records.Source
-        values = {name: stored(getattr(source, name)) for name in _FETCHED
+        values = {name: as_stored(getattr(source, name)) for name in _FETCHED
                   if getattr(source, name) != getattr(before, name)}
         if source.enabled:
             values.pop("enabled", None)  # a fetch only ever disables (410); it never re-enables
@@ -148,7 +148,7 @@ class Sources:
         for name, value in changes.items():
             setattr(source, name, value)
         S = self._records.Source
-        values = {**{k: stored(v) for k, v in changes.items()}, **due_keys(source, self.settings)}
+        values = {**{k: as_stored(v) for k, v in changes.items()}, **due_keys(source, self.settings)}
         actions = [getattr(S, k).remove() if v is None else getattr(S, k).set(v) for k, v in values.items()]
         condition = S.source_id.exists()
         if require_enabled:

@@ -1,0 +1,31 @@
+"""A parse's entries stored: read what the entry decision needs, decide (parse/dedupe.py), write
+what it decided. Shared by fetch/job.py (fetched and pushed documents) and fetch/history.py
+(archive pages)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from starfeed.model import Digest, Document, Entry
+from starfeed.parse.dedupe import Upserted, admitted, decide, unvouched, vouches
+from starfeed.store import Storage
+from starfeed.store.records import entry_problem
+
+
+def store_entries(storage: Storage, entries: Sequence[Entry], now: float, collections: list[str] = (),
+                  announce: Callable[[list[Entry]], None] | None = None, document: Document = "feed") -> Upserted:
+    """Store one source's entries, deduplicated by (feed, entry_uid); returns the ones new to the
+    store, and those DynamoDB would refuse, left out with the reason. announce(new entries), when
+    given, runs before anything is written: what must follow a new entry (its analysis) is asked
+    for first, so a failure stores nothing and the retried fetch finds the entries new again."""
+    entries, refused = admitted(entries, [entry_problem(e) for e in entries])
+    if not entries:
+        return Upserted([], refused)
+    feed_id, settings = entries[0].feed_id, storage.settings
+    digest = storage.entries.digest(feed_id) if vouches(document) else Digest()
+    stored = storage.entries.stored(feed_id, unvouched(entries, digest))
+    writes = decide(entries, document, digest, stored, now,
+                    max_rewrites=settings.max_rewrites, sighting_refresh=settings.sighting_refresh)
+    if announce is not None and writes.new:
+        announce(writes.new)
+    return Upserted(storage.entries.write(writes, collections), refused)

@@ -1,0 +1,163 @@
+"""The entry decision (parse/dedupe.py): what one parse of a source writes, from the entries, where
+they come from, the digest as stored and the entries it cannot vouch for. Each case is a table
+row: the store's state before, the parse, and the writes asked for."""
+
+from dataclasses import asdict
+
+import pytest
+from starfeed.model import Departure, Digest, Entry, Rewrite, StoredEntry, sort_key_of
+from starfeed.parse.dedupe import Upserted, admitted, decide, unvouched, vouches
+from starfeed.parse.digest import DIGEST_BYTES, HASH_CHARS
+
+WEEK = 7 * 86400
+NOW = 1_800_000_000.0  # 2027-01-15T08:00:00Z
+SEEN = "2027-01-15T08:00:00Z"
+LAST_WEEK, YESTERDAY = "2027-01-08T08:00:00Z", "2027-01-14T08:00:00Z"
+EARLIER = "2027-01-01T00:00:00Z"  # when the stored entries were first seen
+RECENT = Digest(YESTERDAY)  # written since the last refresh
+
+
+def entry(uid: str, version: str = "a", published: str = EARLIER) -> Entry:
+    return Entry(entry_uid=uid, feed_id="f", content_hash=version * 64, published=published, first_seen=SEEN,
+                 last_seen=SEEN)
+
+
+def held(version: str = "a", count: int = 1, last: str = YESTERDAY) -> list:
+    return [version * HASH_CHARS, count, last]
+
+
+def stored(uid: str, version: str = "a", count: int = 1, rewrites: int = 0, published: str = EARLIER) -> StoredEntry:
+    return StoredEntry(uid, version * 64, EARLIER, count, rewrites, sort_key_of(entry(uid, published=published)),
+                       {"summary": "analyzed"})
+
+
+def writes_of(entries, document="feed", digest=RECENT, items=(), max_rewrites=2):
+    return decide(entries, document, digest, {item.entry_uid: item for item in items}, NOW,
+                  max_rewrites=max_rewrites, sighting_refresh=WEEK)
+
+
+def summary(writes) -> dict:
+    """The writes, as uids: what a row of the table expects."""
+    return {"new": [e.entry_uid for e in writes.new], "inserts": [e.entry_uid for e in writes.inserts],
+            "rewrites": [(r.entry.entry_uid, r.rewrite_count) for r in writes.rewrites],
+            "departures": [(d.entry_uid, d.seen_count) for d in writes.departures], "sighted": writes.sighted,
+            "digest": None if writes.digest is None else {uid: value[1] for uid, value in writes.digest.held.items()}}
+
+
+def expect(new=(), inserts=(), rewrites=(), departures=(), sighted=(), digest=None) -> dict:
+    return {"new": list(new), "inserts": list(inserts), "rewrites": list(rewrites), "departures": list(departures),
+            "sighted": list(sighted), "digest": digest}
+
+
+CASES = {
+    "a new entry is stored; the digest takes it in at its next sighting":
+        ({"entries": [entry("n")]}, expect(new=["n"])),
+    "an entry held unchanged costs no write":
+        ({"entries": [entry("u")], "digest": Digest(YESTERDAY, {"u": held()})}, expect()),
+    "a stored entry unchanged, not held (stored since the digest's write), costs no write":
+        ({"entries": [entry("s")], "items": [stored("s")]}, expect()),
+    "a changed entry is rewritten and the digest sights the document at once":
+        ({"entries": [entry("c", "b"), entry("u")], "digest": Digest(YESTERDAY, {"c": held("a", 2), "u": held()}),
+          "items": [stored("c", "a", 2)]},
+         expect(rewrites=[("c", 1)], digest={"c": 3, "u": 2})),
+    "a changed entry is rewritten at most max_rewrites times; the fetches after only see it":
+        ({"entries": [entry("c", "d")], "digest": Digest(YESTERDAY, {"c": held("c", 3)}),
+          "items": [stored("c", "c", 3, rewrites=2)]}, expect()),
+    "an entry changed back is rewritten back":
+        ({"entries": [entry("v", "a")], "digest": Digest(YESTERDAY, {"v": held("b", 2)}),
+          "items": [stored("v", "b", 2, rewrites=1)]},
+         expect(rewrites=[("v", 2)], digest={"v": 3})),
+    "a digest a failed store left behind (another hash than the stored one) is rewritten":
+        ({"entries": [entry("c", "b")], "digest": Digest(YESTERDAY, {"c": held("a", 2)}),
+          "items": [stored("c", "b", 2, rewrites=1)]}, expect(digest={"c": 3})),
+    "an entry held whose item expired is not stored again, changed or not":
+        ({"entries": [entry("x", "a"), entry("y", "b")], "digest": Digest(YESTERDAY, {"x": held(), "y": held()})},
+         expect()),
+    "an entry seen again after it was stored that leaves the document moves its sightings to its item":
+        ({"entries": [entry("c", "b")], "digest": Digest(YESTERDAY, {"c": held(), "gone": held("a", 3, LAST_WEEK),
+                                                                       "once": held()}),
+          "items": [stored("c")]},
+         expect(rewrites=[("c", 1)], departures=[("gone", 3)], digest={"c": 2})),
+    "an entry that returns after it left is counted on from its item":
+        ({"entries": [entry("r"), entry("c", "b")], "digest": Digest(YESTERDAY, {"c": held()}),
+          "items": [stored("r", count=4), stored("c")]},
+         expect(rewrites=[("c", 1)], digest={"r": 5, "c": 2})),
+    "the weekly refresh, due, sights the whole document in one digest write":
+        ({"entries": [entry("u"), entry("n")], "digest": Digest(LAST_WEEK, {"u": held("a", 2), "gone": held()})},
+         expect(new=["n"], digest={"u": 3, "n": 1})),
+    "a source without a digest writes its first at once":
+        ({"entries": [entry("n")], "digest": Digest()}, expect(new=["n"], digest={"n": 1})),
+    "a push writes new and changed entries and keeps the others held, and is no refresh":
+        ({"entries": [entry("p4"), entry("p1", "b")], "document": "push",
+          "digest": Digest(LAST_WEEK, {"p1": held(), "p2": held("a", 3)}), "items": [stored("p1")]},
+         expect(new=["p4"], rewrites=[("p1", 1)], digest={"p4": 1, "p1": 2, "p2": 3})),
+    "a push of unchanged entries, the refresh due, writes nothing":
+        ({"entries": [entry("p1")], "document": "push", "digest": Digest(LAST_WEEK, {"p1": held()})}, expect()),
+    "an archive page inserts its new entries only, and is no sighting":
+        ({"entries": [entry("a1", "b"), entry("a2")], "document": "archive", "digest": Digest(LAST_WEEK),
+          "items": [stored("a1")]},
+         expect(inserts=["a2"])),
+    "an archive page ignores the digest: an entry held but not stored is inserted":
+        ({"entries": [entry("h")], "document": "archive", "digest": Digest(YESTERDAY, {"h": held()})},
+         expect(inserts=["h"])),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_entry_decision(case):
+    given, expected = CASES[case]
+    assert summary(writes_of(**given)) == expected
+
+
+def test_a_rewrite_carries_the_stored_first_sighting_sightings_and_analysis_and_leaves_the_parse_alone():
+    parsed = entry("c", "b")
+    (rewrite,) = writes_of([parsed], items=[stored("c", "a", 5, rewrites=1)]).rewrites
+    assert rewrite == Rewrite(Entry(**{**asdict(parsed), "first_seen": EARLIER, "seen_count": 5,
+                                       "analyzer_result": {"summary": "analyzed"}}), 2, None)
+    assert parsed.first_seen == SEEN and parsed.analyzer_result is None
+
+
+def test_a_rewrite_that_moves_the_entry_in_time_names_its_collection_copies_stale_key():
+    old = stored("c", published="2026-12-31T00:00:00Z")
+    (rewrite,) = writes_of([entry("c", "b")], items=[old]).rewrites
+    assert rewrite.stale_sort_key == old.sort_key != sort_key_of(rewrite.entry)
+
+
+def test_a_sighting_is_stamped_now():
+    writes = writes_of([entry("n")], digest=Digest())
+    assert writes.seen == SEEN and writes.digest.sighted_at == SEEN and writes.digest.held["n"][2] == SEEN
+
+
+def test_a_departure_carries_the_digests_sightings():
+    writes = writes_of([entry("c", "b")], digest=Digest(YESTERDAY, {"c": held(), "gone": held("a", 3, LAST_WEEK)}),
+                       items=[stored("c")])
+    assert writes.departures == [Departure("gone", 3, LAST_WEEK)]
+
+
+def test_entries_beyond_the_digests_room_are_sighted_one_by_one_when_their_item_is_known():
+    long_uid = "\U0001F600" * 100  # stored escaped, six bytes a character
+    uids = [f"{long_uid}{n}" for n in range(200)]
+    entries = [entry(uid) for uid in uids]
+    known = {uids[-1]: held("a", 2), uids[-2]: held()}  # held before: sighted, and the first departs
+    writes = writes_of(entries, digest=Digest(LAST_WEEK, known), items=[stored(uids[-3], count=7)])
+    room = len(writes.digest.held)
+    assert 0 < room < 200 and len(writes.digest.stored()) <= DIGEST_BYTES
+    assert list(writes.digest.held) == uids[:room]  # the document's first are kept
+    assert writes.new == entries[:-3]  # new ones beyond the room are stored with their first sighting
+    assert writes.sighted == uids[-3:]  # the others beyond it are counted in their items
+    assert writes.departures == [Departure(uids[-1], 2, YESTERDAY)]  # written before its sighting
+
+
+def test_only_the_entries_the_digest_does_not_hold_unchanged_are_read_and_an_archive_page_reads_no_digest():
+    digest = Digest(YESTERDAY, {"u": held(), "c": held("a")})
+    assert unvouched([entry("u"), entry("c", "b"), entry("n")], digest) == ["c", "n"]
+    assert vouches("feed") and vouches("push") and not vouches("archive")
+
+
+def test_entries_storage_would_refuse_are_left_out_with_their_position_and_reason():
+    entries = [entry("ok"), entry("long"), entry("ok2"), entry("big")]
+    kept, refused = admitted(entries, [None, "GUID of 2,000 bytes", None, "500,000 bytes"])
+    assert [e.entry_uid for e in kept] == ["ok", "ok2"]
+    assert refused == [(2, "GUID of 2,000 bytes"), (4, "500,000 bytes")]
+    assert Upserted([], refused).error == "store: entry 2: GUID of 2,000 bytes (and 1 more)"
+    assert Upserted(kept, []).error is None
