@@ -6,7 +6,6 @@ import time
 
 from conftest import http_get, row_of
 from conftest import run_cli as run
-
 from origin import Reply, rss
 
 

@@ -6,11 +6,12 @@ source's own feed carries the language its feed declares."""
 import json
 import time
 
-from conftest import body_of, http_get
 from lxml import etree
 
-from origin import Reply, rss
 from starfeed.sources import add_source
+
+from conftest import body_of, http_get
+from origin import Reply, rss
 
 HOUR = 3600
 A = "{http://www.w3.org/2005/Atom}"

@@ -8,9 +8,9 @@ import sys
 import time
 
 import pytest
+
 from conftest import ROOT, body_of, http_get, row_of
 from conftest import run_cli as run
-
 from origin import Reply, rss
 
 

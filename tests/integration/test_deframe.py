@@ -9,13 +9,14 @@ from urllib.parse import quote
 
 import feedparser
 import pytest
-from conftest import body_of, http_get
 
-from origin import Reply
-from waiting import eventually
 from starfeed.cli import main
 from starfeed.sources import add_source
 from starfeed.store import Storage
+
+from conftest import body_of, http_get
+from origin import Reply
+from waiting import eventually
 
 ROBOTS = b"User-agent: *\nDisallow: /private/\n"
 

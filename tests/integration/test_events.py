@@ -5,10 +5,11 @@ import json
 import time
 
 import feedparser
-from conftest import ROOT, body_of, load_event
 
-from origin import Reply, rss
 from starfeed.model import Source
+
+from conftest import ROOT, body_of, load_event
+from origin import Reply, rss
 
 EVENT_FOR = {"scheduler.json": "SchedulerFunction", "fetcher.json": "FetcherFunction",
              "renderer.json": "RendererFunction", "api.json": "ApiFunction",

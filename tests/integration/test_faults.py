@@ -6,12 +6,13 @@ import time
 from dataclasses import replace
 
 import pytest
-from conftest import dead_letters, failed_records, http_get
 
-from origin import Reply, rss
-from waiting import eventually
 from starfeed.sources import add_source
 from starfeed.store import Storage
+
+from conftest import dead_letters, failed_records, http_get
+from origin import Reply, rss
+from waiting import eventually
 
 ITEMS = (("f1", "One"), ("f2", "Two"), ("f3", "Three"))
 

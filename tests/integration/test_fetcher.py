@@ -3,14 +3,15 @@
 import json
 import time
 
-from origin import Reply, rss
-from waiting import eventually
 from starfeed.cli import main
 from starfeed.fetch.job import fetch_source
 from starfeed.local.aws_calls import observed
 from starfeed.model import outcome_of
 from starfeed.parse.normalize import rfc3339
 from starfeed.store.digest import DIGEST_UID
+
+from origin import Reply, rss
+from waiting import eventually
 
 
 def subscribe(storage, url, **options):

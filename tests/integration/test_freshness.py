@@ -6,12 +6,12 @@ clock the test moves: nothing here waits for or asserts on the wall clock.
 
 import time
 
-from conftest import body_of
-
-from origin import Reply, rss
 from starfeed.serve.cache import FeedCache
 from starfeed.sources import add_source
 from starfeed.store.blobs import FeedObject, NotModified
+
+from conftest import body_of
+from origin import Reply, rss
 
 
 def instance(stack, clock):

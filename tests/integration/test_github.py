@@ -10,10 +10,12 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from conftest import body_of, http_get, shared_corpus
 from starfeed.cli import main
-from starfeed.local.github_sim import Account, Event as GitHubEvent, GitHubSim, population
+from starfeed.local.github_sim import Account, GitHubSim, population
+from starfeed.local.github_sim import Event as GitHubEvent
 from starfeed.store import Storage
+
+from conftest import body_of, http_get, shared_corpus
 
 FUNCTIONS = ("SchedulerFunction", "FetcherFunction", "RendererFunction", "ApiFunction")
 HOUR = 3600
@@ -247,8 +249,9 @@ def test_the_last_request_of_the_hour_pauses_github_until_the_reset(stack, githu
 
 def test_a_rejected_token_stops_github_only_says_why_everywhere_and_connect_resumes(
         stack, github, origin, capsys, monkeypatch):
-    from origin import Reply, rss
     from starfeed.sources import add_source
+
+    from origin import Reply, rss
 
     now = time.time()
     sim, storage = github(population(4, now - 86400, now, seed=9))

@@ -6,10 +6,10 @@ import calendar
 import json
 from dataclasses import replace
 
-from conftest import run_cli
-
-from origin import Reply, rss
 from starfeed.store import Storage
+
+from conftest import run_cli
+from origin import Reply, rss
 
 YEAR_2024 = calendar.timegm((2024, 6, 1, 12, 0, 0))
 ATOM = b'<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">'

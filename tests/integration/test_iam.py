@@ -11,21 +11,23 @@ from dataclasses import replace
 from urllib.parse import quote, urlsplit
 
 import pytest
-from aws_calls import recording
-from converse import ConverseServer, text_answer
-from conftest import ROOT, api_call, http_get
 
-from origin import Origin, Reply, rss
-from waiting import eventually
-from websub_hub import Hub
 from starfeed.cli import main
 from starfeed.cursors import encode_sort_key
 from starfeed.enrich.bedrock import BedrockAnalyzer
 from starfeed.fetch.entries import store_entries
-from starfeed.local.github_sim import Event as TimelineEvent, GitHubSim, population
+from starfeed.local.github_sim import Event as TimelineEvent
+from starfeed.local.github_sim import GitHubSim, population
 from starfeed.local.template import load
 from starfeed.sources import add_source
 from starfeed.store import Storage
+
+from aws_calls import recording
+from conftest import ROOT, api_call, http_get
+from converse import ConverseServer, text_answer
+from origin import Origin, Reply, rss
+from waiting import eventually
+from websub_hub import Hub
 
 FUNCTIONS = ("SchedulerFunction", "FetcherFunction", "RendererFunction", "ApiFunction", "EnricherFunction",
              "RestFunction", "WebSubFunction", "HistoryFunction")

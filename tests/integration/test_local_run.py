@@ -14,11 +14,12 @@ from pathlib import Path
 import feedparser
 import pytest
 import requests
-from conftest import ROOT
 
+from starfeed.local.snapshot import SNAPSHOT_FILE
+
+from conftest import ROOT
 from origin import Origin, Reply, rss
 from waiting import eventually
-from starfeed.local.snapshot import SNAPSHOT_FILE
 
 
 def free_ports(count: int) -> list[int]:

@@ -6,10 +6,11 @@ import time
 
 import pytest
 
-from origin import Reply, rss
 from starfeed.cli import main
 from starfeed.sources import add_source
 from starfeed.store.events import Events
+
+from origin import Reply, rss
 
 
 @pytest.fixture

@@ -8,12 +8,13 @@ import re
 import time
 
 import pytest
-from conftest import ROOT
 
-from origin import Reply, rss
 from starfeed import observe
 from starfeed.local.template import load
 from starfeed.sources import add_source
+
+from conftest import ROOT
+from origin import Reply, rss
 
 SEED_FIELDS = ("feed_id", "url", "decision_reason", "http_status", "interval_before", "interval_after",
                "new_entries", "bytes_in", "latency_ms", "not_modified")

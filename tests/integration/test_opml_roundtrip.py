@@ -5,16 +5,17 @@ import time
 from collections import Counter
 
 import listparser
-from conftest import body_of, http_get
 from lxml import etree
 
-from origin import Reply, rss
 from starfeed.cli import main
+from starfeed.kinds.github_following import new_following
 from starfeed.model import GitHubAccount, Source, source_id_for
 from starfeed.render import SOURCES_SUMMARY
 from starfeed.render.job import render_targets
-from starfeed.kinds.github_following import new_following
 from starfeed.sources import add_source
+
+from conftest import body_of, http_get
+from origin import Reply, rss
 
 PAGE = (b"<html><head><title>A page</title></head><body><article><h1>A page</h1><p>"
         + b"Words of a page without a feed. " * 20 + b"</p></article></body></html>")

@@ -6,12 +6,12 @@ import json
 import time
 from urllib.parse import urlsplit
 
-from conftest import body_of, http_get
-
-from origin import Reply, rss
 from starfeed.cli import main
 from starfeed.cursors import encode_sort_key
 from starfeed.sources import add_source
+
+from conftest import body_of, http_get
+from origin import Reply, rss
 
 
 def walk(stack, path: str, rel: str = "next") -> list[dict]:

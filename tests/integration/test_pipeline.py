@@ -4,12 +4,13 @@ import json
 import time
 
 import feedparser
-from conftest import body_of, http_get
 
-from origin import Reply, rss
-from waiting import eventually
 from starfeed.model import Source
 from starfeed.sources import add_source
+
+from conftest import body_of, http_get
+from origin import Reply, rss
+from waiting import eventually
 
 HOUR = 3600
 

@@ -6,10 +6,10 @@ import json
 import time
 from xml.etree import ElementTree as ET
 
-from conftest import body_of, dead_letters, failed_records, http_get
-
-from origin import Reply, rss
 from starfeed.sources import add_source
+
+from conftest import body_of, dead_letters, failed_records, http_get
+from origin import Reply, rss
 
 NOW = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() - 60))
 ISO_NOW = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
@@ -23,7 +23,7 @@ def item(guid: str, title: str = "Item", link: str = "https://example.org/x", ex
 
 def channel(items: str, title: str = "Poison", link: str = "https://example.org/") -> bytes:
     return (f'<?xml version="1.0"?><rss version="2.0"><channel><title>{title}</title><link>{link}</link>'
-            f"<description>d</description>{items}</channel></rss>").encode("utf-8")
+            f"<description>d</description>{items}</channel></rss>").encode()
 
 
 def json_feed(items: list) -> bytes:
@@ -34,9 +34,9 @@ def json_feed(items: list) -> bytes:
 POISONS = {
     "/hugo-zero-date.xml": channel(item("z1", date="Mon, 01 Jan 0001 00:00:00 +0000")),
     "/hugo-zero-date.atom": (
-        '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Hugo</title>'
-        '<id>urn:x</id><updated>0001-01-01T00:00:00Z</updated><entry><title>Zero</title><id>urn:z</id>'
-        '<link href="https://example.org/z"/><updated>0001-01-01T00:00:00Z</updated></entry></feed>').encode(),
+        b'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Hugo</title>'
+        b'<id>urn:x</id><updated>0001-01-01T00:00:00Z</updated><entry><title>Zero</title><id>urn:z</id>'
+        b'<link href="https://example.org/z"/><updated>0001-01-01T00:00:00Z</updated></entry></feed>'),
     "/tags-five.json": json_feed([{"id": "t", "url": "https://example.org/t", "content_text": "x", "tags": 5,
                                    "date_published": ISO_NOW}]),
     "/attachments-true.json": json_feed([{"id": "a", "url": "https://example.org/a", "content_text": "x",

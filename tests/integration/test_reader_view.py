@@ -5,10 +5,11 @@ import time
 import uuid
 
 import feedparser
-from conftest import body_of, http_get
 
-from origin import Reply, rss
 from starfeed.sources import add_source
+
+from conftest import body_of, http_get
+from origin import Reply, rss
 
 HOUR = 3600
 

@@ -5,11 +5,12 @@ import copy
 import json
 import time
 
-from conftest import body_of, http_get, load_event
 from lxml import etree
 
 from starfeed.model import Source
 from starfeed.render import SOURCES_SUMMARY
+
+from conftest import body_of, http_get, load_event
 
 GOOD, HOSTILE, CORRUPT = "14a000000001", "14a000000002", "14a000000003"
 POISONED = "poisoned"  # a collection of the corrupt source

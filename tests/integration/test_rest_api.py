@@ -9,14 +9,15 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 import requests
-from conftest import load_event
 from openapi_core import Config, OpenAPI
 from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
 
-from origin import Reply, rss
 from starfeed.fetch.entries import store_entries
 from starfeed.fetch.job import fetch_source
 from starfeed.model import Entry
+
+from conftest import load_event
+from origin import Reply, rss
 
 V1 = "/api/v1"
 

@@ -4,11 +4,12 @@ feeds `source add` discovers honour it for our token; feeds do not; Crawl-delay 
 import time
 
 import pytest
-from conftest import row_of, run_cli
 
-from origin import Reply, rss
 from starfeed.fetch.job import fetch_source
 from starfeed.sources import add_source
+
+from conftest import row_of, run_cli
+from origin import Reply, rss
 
 PAGE = b"<html><head><title>Notes</title></head><body><article><p>What the page says.</p></article></body></html>"
 HTML = {"Content-Type": "text/html"}

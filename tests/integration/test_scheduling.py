@@ -4,10 +4,11 @@ import json
 import threading
 import time
 
-from origin import Reply, rss
 from starfeed.cli import main
 from starfeed.fetch.job import fetch_source
 from starfeed.sources import add_source
+
+from origin import Reply, rss
 
 
 def subscribe(storage, url, **options):

@@ -8,13 +8,14 @@ import time
 
 import feedparser
 import listparser
-from conftest import body_of, http_get
 
-from origin import Reply, rss
+from starfeed.model import Entry
 from starfeed.serve.cache import FeedCache
 from starfeed.serve.lookup import interleave
-from starfeed.model import Entry
 from starfeed.sources import add_source
+
+from conftest import body_of, http_get
+from origin import Reply, rss
 
 
 def subscribe(storage, url, **options):

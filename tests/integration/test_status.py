@@ -6,7 +6,6 @@ import re
 import time
 
 from conftest import run_cli as run
-
 from origin import Reply, rss
 
 

@@ -4,11 +4,11 @@ export` writing the seed's layout with the raw bytes each fetch received."""
 import json
 import time
 
-from conftest import run_cli
-
-from origin import Reply, rss
 from starfeed.cli import main
 from starfeed.sources import add_source
+
+from conftest import run_cli
+from origin import Reply, rss
 
 
 def test_tap_export_writes_the_seeds_layout(stack, storage, origin, capsys, tmp_path):

@@ -4,14 +4,14 @@ the summary the renderer keeps when asked (the CLI and the fetcher ask when a li
 import json
 import time
 
-from conftest import http_get
-
 from starfeed.fetch.entries import store_entries
 from starfeed.model import Entry, Source
 from starfeed.render import SOURCES_SUMMARY, targets_for
 from starfeed.render.job import render_targets
 from starfeed.render.summary import load_sources_summary
 from starfeed.sources import GITHUB_COLLECTION as GITHUB
+
+from conftest import http_get
 
 FEED, ACCOUNT = "14b000000001", "14b000000002"
 COLLECTION = "unpub"

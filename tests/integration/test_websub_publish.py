@@ -7,11 +7,12 @@ from dataclasses import replace
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs
 
-from origin import Reply, rss
 from starfeed.local.loopback import Loopback, reply
 from starfeed.render.job import render_targets
 from starfeed.sources import add_source
 from starfeed.store import Storage
+
+from origin import Reply, rss
 
 
 class Hub:

@@ -6,13 +6,14 @@ unsubscribed when removed."""
 import time
 
 import pytest
-from conftest import row_of, run_cli
-from waiting import eventually
-from websub_hub import Hub
 
-from origin import Reply, rss
 from starfeed.fetch.job import fetch_source
 from starfeed.sources import add_source
+
+from conftest import row_of, run_cli
+from origin import Reply, rss
+from waiting import eventually
+from websub_hub import Hub
 
 
 @pytest.fixture

@@ -4,10 +4,11 @@ answer refused)."""
 
 import pytest
 
-from converse import THROTTLED, ConverseServer, text_answer, tool_answer
 from starfeed.enrich.analysis import AnalysisRequest, AnalyzerError, default_prompt, prompt_for
 from starfeed.enrich.bedrock import BedrockAnalyzer
 from starfeed.enrich.mock import MockAnalyzer
+
+from converse import THROTTLED, ConverseServer, text_answer, tool_answer
 
 ARTICLE = ("The city council approved the budget on Tuesday by seven votes to two. "
            "It raises spending on schools by 4 percent. The mayor said the plan was fair.")

@@ -12,7 +12,6 @@ from pathlib import Path
 import lxml.html
 import pytest
 from lxml import etree
-from conftest import shared_corpus
 
 from starfeed.formats import BY_NAME
 from starfeed.model import Source
@@ -23,6 +22,8 @@ from starfeed.render.feeds import FeedMeta, render
 from starfeed.render.html import IndexPage, render_index
 from starfeed.settings import Settings
 from starfeed.urlpolicy import safe_link
+
+from conftest import shared_corpus
 
 NOW = time.time()
 # Keep every entry, however old, so that all of them reach the checks.

@@ -122,6 +122,7 @@ def test_http_freshness_is_a_floor_and_per_source_clamps_apply():
 def test_skip_hours_and_days_move_the_check_out_of_quiet_windows():
     import calendar
     import time
+
     from starfeed.schedule.decide import skip_windows
 
     monday_0230 = float(calendar.timegm((2026, 11, 23, 2, 30, 0)))  # a Monday

@@ -5,6 +5,7 @@ row: the store's state before, the parse, and the writes asked for."""
 from dataclasses import asdict
 
 import pytest
+
 from starfeed.model import Departure, Digest, Entry, Rewrite, StoredEntry, sort_key_of
 from starfeed.parse.dedupe import Upserted, admitted, decide, unvouched, vouches
 from starfeed.parse.digest import DIGEST_BYTES, HASH_CHARS

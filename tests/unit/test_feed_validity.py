@@ -23,8 +23,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import SHARED, shared_corpus
 
+from starfeed.kinds.github_user import new_account
 from starfeed.local import demo
 from starfeed.model import Entry, Source
 from starfeed.parse.github import star_entry, stars_of
@@ -33,7 +33,8 @@ from starfeed.render import choose, clean
 from starfeed.render.feeds import FeedMeta, render
 from starfeed.render.pages import github_meta, mixed
 from starfeed.settings import Settings
-from starfeed.kinds.github_user import new_account
+
+from conftest import SHARED, shared_corpus
 
 VALIDATOR = SHARED / "tools" / "validate-feed"
 NOW = 1_795_262_400.0

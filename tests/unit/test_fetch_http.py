@@ -8,10 +8,11 @@ import time
 
 import pytest
 
-from origin import Reply, rss
 from starfeed import USER_AGENT
 from starfeed.fetch.http import fetch
 from starfeed.settings import Settings
+
+from origin import Reply, rss
 
 SETTINGS = Settings(connect_timeout=2, read_timeout=2, fetch_deadline=3, max_body_bytes=1 << 20,
                     retry_backoff=0.01, allow_private_networks="127.0.0.0/8")

@@ -6,8 +6,14 @@ import pytest
 
 from starfeed.model import GitHubAccount, Source
 from starfeed.parse.github import Answer
-from starfeed.schedule.github import (REJECTED_PAUSE, account_checked, after_read, following_checked, tier_of,
-                                      user_interval)
+from starfeed.schedule.github import (
+    REJECTED_PAUSE,
+    account_checked,
+    after_read,
+    following_checked,
+    tier_of,
+    user_interval,
+)
 from starfeed.settings import Settings
 
 MINUTE = 60.0

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 
-from origin import Origin, Reply
 from starfeed.fetch.github import GitHub, read_following, read_stars
 from starfeed.settings import Settings
+
+from origin import Origin, Reply
 
 TOKEN = "ghp_test_token"
 FOLLOWING = "/user/following?per_page=100"

@@ -2,13 +2,12 @@
 goes on to the next page, what a gap means, and how an announced account is polled."""
 
 import json
-import random
 
 from starfeed.model import GitHubAccount, Source, TimelineState
 from starfeed.parse.github import Event, events_of
 from starfeed.schedule.github import TIMELINE_POLL, account_checked, reads_on, timeline_checked, timeline_step
-from starfeed.store.records import typed
 from starfeed.settings import Settings
+from starfeed.store.records import typed
 
 
 def star(event_id: int, actor: int = 7) -> Event:

@@ -8,13 +8,14 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import shared_corpus
 
 from starfeed.model import Source
 from starfeed.parse.ingest import ingest, read_feed
 from starfeed.parse.normalize import normalize_entries
 from starfeed.render.html import IndexPage, render_index
 from starfeed.settings import Settings
+
+from conftest import shared_corpus
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

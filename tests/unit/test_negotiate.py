@@ -1,9 +1,10 @@
 import json
 
 import pytest
-from conftest import shared_corpus
 
 from starfeed.serve.negotiate import BadAccept, NotAcceptable, negotiate
+
+from conftest import shared_corpus
 
 
 def choose(accept):

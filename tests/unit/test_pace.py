@@ -5,9 +5,8 @@ import random
 
 import pytest
 
-from starfeed.model import FetchOutcome, Source
+from starfeed.model import FetchOutcome, Pace, Source
 from starfeed.schedule.decide import decide
-from starfeed.model import Pace
 from starfeed.schedule.pace import active_rate, entry_frequency_interval, next_pace, uniform_p95
 from starfeed.settings import Settings
 

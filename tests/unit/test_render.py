@@ -2,13 +2,14 @@ import json
 
 import feedparser
 import pytest
-from conftest import shared_corpus
 
 from starfeed.formats import BY_NAME
 from starfeed.model import Entry
 from starfeed.parse.normalize import normalize_entries
 from starfeed.render.feeds import FeedMeta, atom_id, render
 from starfeed.render.html import IndexPage, render_index
+
+from conftest import shared_corpus
 
 META = FeedMeta("feed", "starfeed", "Everything", "https://feeds.test/", "https://feeds.test")
 BUILT = 1_795_262_400.0

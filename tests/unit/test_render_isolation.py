@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from starfeed.formats import BY_NAME
+from starfeed.kinds.registry import FEED
 from starfeed.model import Entry, Source
 from starfeed.render import feeds
 from starfeed.render.feeds import FeedMeta, render
 from starfeed.render.html import IndexPage, render_index
-from starfeed.kinds.registry import FEED
 from starfeed.render.opml import published_opml, subscriptions_opml
 
 BUILT = 1_795_262_400.0

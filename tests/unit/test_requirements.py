@@ -14,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, packages_distributions, req
 from pathlib import Path
 
 from packaging.requirements import Requirement
+
 from test_layout import GRAPH
 
 ROOT = Path(__file__).resolve().parents[2]

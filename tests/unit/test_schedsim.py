@@ -6,8 +6,17 @@ import random
 
 import pytest
 
-from starfeed.bench.schedsim import (BadPopulation, Feed, Fixed15, MinifluxEntryFrequency, Starfeed,
-                                     generate, read_population, run, simulate)
+from starfeed.bench.schedsim import (
+    BadPopulation,
+    Feed,
+    Fixed15,
+    MinifluxEntryFrequency,
+    Starfeed,
+    generate,
+    read_population,
+    run,
+    simulate,
+)
 
 START, END = 1_800_000_000.0, 1_800_000_000.0 + 86400
 

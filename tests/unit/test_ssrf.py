@@ -15,10 +15,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from origin import Origin, Reply
 from starfeed.fetch import guard
 from starfeed.fetch.http import fetch
 from starfeed.settings import Settings
+
+from origin import Origin, Reply
 
 ONLY_ORIGIN = Settings(connect_timeout=2, read_timeout=2, fetch_deadline=5, retry_backoff=0.01,
                        allow_private_networks="127.0.0.1/32")  # the Origin's address; not 127.0.0.3
@@ -221,7 +222,7 @@ def tls_files(tmp_path_factory):
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     folder = tmp_path_factory.mktemp("tls")
 
     def issue(subject, issuer, key, signer, ca: bool, names=()):

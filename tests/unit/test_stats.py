@@ -41,8 +41,8 @@ def test_percentiles_from_render_histograms():
 
 def test_the_dashboard_shows_the_summary_rows_redacted_and_as_of_when():
     from starfeed.model import Source
-    from starfeed.serve.dashboard import render_dashboard
     from starfeed.render.summary import dumps, loads, row_of
+    from starfeed.serve.dashboard import render_dashboard
 
     sources = [Source(source_id="a1", url="https://u:pw@example.org/f?token=s3cret", status="error",
                       consecutive_failures=3, last_fetch_at=100.0,

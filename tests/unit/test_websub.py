@@ -6,8 +6,7 @@ import hmac
 import pytest
 
 from starfeed.settings import Settings
-from starfeed.websub.subscription import (discover, new_subscription, safety_check_at, signature_valid, verified,
-                                          wanted)
+from starfeed.websub.subscription import discover, new_subscription, safety_check_at, signature_valid, verified, wanted
 
 SETTINGS = Settings(public_url="https://feeds.example")
 NOW = 1_800_000_000.0

@@ -9,7 +9,6 @@ import mimetypes
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-
 from urllib.parse import unquote, urlsplit
 
 from starfeed.fetch.http import FetchResult, fetch

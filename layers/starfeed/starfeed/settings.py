@@ -164,7 +164,7 @@ class Settings:
         return host_key_of(self.github_api_url)
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
         values = {}
         for field in fields(cls):

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from starfeed.fetch.http import fetch
 from starfeed.fetch.stage import describe
-from starfeed.kinds.github import timeline_stopped
 from starfeed.inspect import Inspection, inspect_fetched
+from starfeed.kinds.github import timeline_stopped
 from starfeed.kinds.github_following import new_following
 from starfeed.kinds.registry import FEED, WEBSITE, kind_of
 from starfeed.model import Source, host_key_of

@@ -453,11 +453,11 @@ def phase(fetches: int = 0):
 
 def measure(sources: int = SOURCES) -> dict:
     """Every measured figure the bill needs, from one local stack."""
+    from moto.moto_api._internal.models import moto_api_backend
+
     from starfeed.bench import aws_requests
     from starfeed.local.http_bridge import http_api_event
     from starfeed.sources import add_source
-
-    from moto.moto_api._internal.models import moto_api_backend
 
     moto_api_backend.reset()  # moto's state is one per process: a second measure starts clean
     feed = aws_requests._Feed
@@ -510,8 +510,8 @@ def measure(sources: int = SOURCES) -> dict:
         with phase() as p:
             stack.tick()
         phases["idle tick"] = p
-        from starfeed.schedule.tick import update_pace
         from starfeed.local.runtime import CURRENT_FUNCTION
+        from starfeed.schedule.tick import update_pace
         stored = storage.pace.load()
         storage.pace.save(stored[0], time.time() - 7200, stored[1])  # an hour old: due a step
         with phase() as p:

@@ -30,10 +30,10 @@ import random
 import sys
 from dataclasses import dataclass, field, replace
 
-from starfeed.model import FetchOutcome, Source
+from starfeed.model import FetchOutcome, Pace, Source
 from starfeed.schedule.decide import decide
-from starfeed.model import Pace
-from starfeed.schedule.pace import EVERY as PACE_EVERY, MINIFLUX_CLAMPS, entry_frequency_interval, next_pace
+from starfeed.schedule.pace import EVERY as PACE_EVERY
+from starfeed.schedule.pace import MINIFLUX_CLAMPS, entry_frequency_interval, next_pace
 from starfeed.settings import Settings
 from starfeed.websub.subscription import SAFETY_CHECK
 

@@ -24,11 +24,11 @@ from feedgen.feed import FeedGenerator
 from starfeed.model import Entry, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.render.feeds import FeedMeta, render
+from starfeed.render.opml import published_opml
+from starfeed.render.summary import row_of
 from starfeed.serve.cache import FeedCache
 from starfeed.serve.dashboard import render_dashboard
-from starfeed.render.summary import row_of
 from starfeed.serve.negotiate import _negotiate, negotiate
-from starfeed.render.opml import published_opml
 from starfeed.store.blobs import FeedObject, NotModified
 
 HEADERS = [

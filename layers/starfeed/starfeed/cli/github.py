@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 import time
 
-from starfeed.kinds import github as following
 from starfeed.cli.common import CliError, ago, connect, span, until
+from starfeed.kinds import github as following
 from starfeed.parse.github import Answer
 from starfeed.schedule.github import TIERS
 

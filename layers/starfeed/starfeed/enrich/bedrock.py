@@ -13,8 +13,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
 
-from starfeed.enrich.analysis import (RESULT_SCHEMA, TOOL_NAME, Analysis, AnalysisRequest, AnalyzerError,
-                                      checked)
+from starfeed.enrich.analysis import RESULT_SCHEMA, TOOL_NAME, Analysis, AnalysisRequest, AnalyzerError, checked
 
 MAX_OUTPUT_TOKENS = 1024
 

@@ -12,15 +12,15 @@ import logging
 from dataclasses import dataclass, field
 
 from starfeed import observe
-from starfeed.enrich.analysis import (AnalysisRequest, Analyzer, AnalyzerError, Prompt, prompt_for)
+from starfeed.enrich.analysis import AnalysisRequest, Analyzer, AnalyzerError, Prompt, prompt_for
 from starfeed.fetch import robots
 from starfeed.fetch.http import fetch
 from starfeed.fetch.record import store_raw
+from starfeed.kinds.registry import kind_of
 from starfeed.model import Entry, Source
 from starfeed.parse.html import extract_article, looks_like_html
 from starfeed.parse.normalize import rfc3339
 from starfeed.parse.text import text_of
-from starfeed.kinds.registry import kind_of
 from starfeed.settings import Settings
 from starfeed.store import Storage
 from starfeed.urlpolicy import redact

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 from urllib.parse import urlencode, urljoin
 
 import requests
@@ -21,7 +21,18 @@ from starfeed.fetch.guard import Origin, Refused, origin_of, show_origin
 from starfeed.fetch.headers import parse_retry_after
 from starfeed.fetch.http import FetchResult, fetch
 from starfeed.model import TimelineState
-from starfeed.parse.github import LOGIN, Account, Answer, BadBody, Event, Star, accounts_of, events_of, star_uid, stars_of
+from starfeed.parse.github import (
+    LOGIN,
+    Account,
+    Answer,
+    BadBody,
+    Event,
+    Star,
+    accounts_of,
+    events_of,
+    star_uid,
+    stars_of,
+)
 from starfeed.schedule.github import TIMELINE_EVENTS, TIMELINE_PAGES, reads_on
 from starfeed.settings import Settings
 

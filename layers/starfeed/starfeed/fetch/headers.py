@@ -4,7 +4,7 @@ fresh (Cache-Control max-age, Expires). Pure: the fetcher and the GitHub client 
 from __future__ import annotations
 
 import email.utils
-from typing import Mapping
+from collections.abc import Mapping
 
 
 def seconds_until_http_date(value: str | None, now: float) -> float | None:

@@ -23,8 +23,8 @@ from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 from starfeed import USER_AGENT
 from starfeed.fetch import guard
-from starfeed.fetch.headers import parse_retry_after
 from starfeed.fetch.guard import Networks, Refused, allowed_networks, canonical
+from starfeed.fetch.headers import parse_retry_after
 from starfeed.model import host_of
 from starfeed.settings import Settings
 
@@ -127,7 +127,7 @@ class _Deadline:
         self._timer = threading.Timer(max(0.0, seconds), self._expire)
         self._timer.daemon = True
 
-    def __enter__(self) -> "_Deadline":
+    def __enter__(self) -> _Deadline:
         _running.deadline = self
         self._timer.start()
         return self

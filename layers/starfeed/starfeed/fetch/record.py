@@ -9,7 +9,6 @@ import logging
 import uuid
 from dataclasses import asdict
 
-from starfeed import observe
 from starfeed.fetch.http import FetchResult
 from starfeed.fetch.stage import describe
 from starfeed.formats import DEFAULT

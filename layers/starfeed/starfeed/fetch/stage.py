@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-
 # Where a source's job can break on starfeed's side: such a failure is of class FailureClass.OURS,
 # not the publisher's (`starfeed status` counts those against the error budget).
 STAGES = ("fetch", "parse", "store raw", "store", "render request")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from starfeed.kinds.base import DocumentKind
 from typing import TYPE_CHECKING
 
+from starfeed.kinds.base import DocumentKind
 from starfeed.model import Source
 from starfeed.settings import Settings
 

@@ -9,11 +9,11 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from starfeed.kinds import github_following, github_timeline, github_user
+from starfeed.kinds.github_following import new_following
+from starfeed.kinds.github_timeline import new_timeline
 from starfeed.kinds.github_user import uncover_all
 from starfeed.kinds.registry import kind_of
 from starfeed.model import Source
-from starfeed.kinds.github_following import new_following
-from starfeed.kinds.github_timeline import new_timeline
 from starfeed.sources import GITHUB_COLLECTION, GITHUB_PAGES
 from starfeed.store import Storage
 from starfeed.store.hosts import pause_in

@@ -54,10 +54,9 @@ class GitHubTimeline(GitHubKind):
              now: float) -> int:
         """Make every followed account the timeline saw star due now, and fetch it at once."""
         from starfeed.fetch.github import TimelineRead
-        from starfeed.kinds.github_user import uncover_all
-        from starfeed.kinds.github_user import account_key
-        from starfeed.schedule.github import timeline_step
+        from starfeed.kinds.github_user import account_key, uncover_all
         from starfeed.schedule.dispatch import send_now
+        from starfeed.schedule.github import timeline_step
 
         assert isinstance(read, TimelineRead)  # as read() gives it
         state = source.timeline or TimelineState()

@@ -7,8 +7,8 @@ import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from starfeed.kinds.base import GitHubKind
 from starfeed.formats import DEFAULT
+from starfeed.kinds.base import GitHubKind
 from starfeed.model import GitHubAccount, Source, Status, root_domain_of, source_id_for
 from starfeed.render.opml import GITHUB, GITHUB_TITLE, Subscription
 from starfeed.settings import Settings

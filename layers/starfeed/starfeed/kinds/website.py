@@ -3,10 +3,10 @@ each time its text changes (`source add URL --website`)."""
 
 from __future__ import annotations
 
-from starfeed.kinds.base import DocumentKind
 from typing import TYPE_CHECKING
 
 from starfeed.formats import DEFAULT
+from starfeed.kinds.base import DocumentKind
 from starfeed.model import Source
 from starfeed.render.opml import Subscription
 from starfeed.settings import Settings

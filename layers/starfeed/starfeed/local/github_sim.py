@@ -21,11 +21,11 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
-import zlib
 import math
 import random
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler

@@ -9,18 +9,18 @@ import threading
 import time
 from pathlib import Path
 
-from starfeed.observe import log_format
+from starfeed.kinds.github_following import new_following
 from starfeed.local.demo import DemoOrigin
 from starfeed.local.github_sim import GitHubSim, population
 from starfeed.local.http_bridge import http_routes, serve
 from starfeed.local.runtime import QueueSource, rate_seconds
 from starfeed.local.snapshot import SNAPSHOT_FILE, Snapshotter, restore
 from starfeed.local.stack import LocalStack
+from starfeed.observe import log_format
 from starfeed.settings import Settings
-from starfeed.kinds.github_following import new_following
 from starfeed.sources import BadSource, OpmlDocument, OpmlFeed, add_source, read_opml
-from starfeed.store.secrets import TOKEN_ENV
 from starfeed.store import Storage
+from starfeed.store.secrets import TOKEN_ENV
 
 log = logging.getLogger("starfeed.local")
 QUIET = ("botocore", "boto3", "pynamodb", "werkzeug", "urllib3", "moto")

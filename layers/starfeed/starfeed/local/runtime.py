@@ -11,7 +11,7 @@ import time
 import uuid
 from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
@@ -97,7 +97,7 @@ def scheduled_event(stack: Stack, function_id: str, now: float) -> dict:
     schedule = next(e for e in events.values() if e["Type"] == "ScheduleV2")["Properties"]
     text = (schedule["Input"]
             .replace("<aws.scheduler.scheduled-time>",
-                     datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+                     datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
             .replace("<aws.scheduler.execution-id>", str(uuid.uuid4()))
             .replace("<aws.scheduler.schedule-arn>",
                      f"arn:aws:scheduler:{REGION}:123456789012:schedule/default/{function_id}-Tick"))

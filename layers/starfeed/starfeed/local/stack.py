@@ -12,8 +12,7 @@ from pathlib import Path
 import boto3
 
 from starfeed.local import template
-from starfeed.local.runtime import (Function, QueueSource, load_function, load_functions,
-                                    queue_sources, scheduled_event)
+from starfeed.local.runtime import Function, QueueSource, load_function, load_functions, queue_sources, scheduled_event
 from starfeed.local.state import STACK_FILE, project_root, state_dir
 
 log = logging.getLogger(__name__)

@@ -7,12 +7,12 @@ raises; parse/fit.py then fits each entry to what storage and the renderers acce
 from __future__ import annotations
 
 import calendar
-import hashlib
 import email.utils
+import hashlib
 import re
 import time
-from datetime import datetime, timezone
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from urllib.parse import urlsplit, urlunsplit
 
 from starfeed.model import Entry
@@ -40,7 +40,7 @@ def rfc3339(epoch: float) -> str:
 
 def epoch_of(timestamp: str) -> float:
     """rfc3339's inverse (any ISO 8601 time with a zone reads too)."""
-    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).astimezone(timezone.utc).timestamp()
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).astimezone(UTC).timestamp()
 
 
 def web_link(url, base: str | None = None, schemes: frozenset[str] = WEB_SCHEMES) -> str | None:
@@ -68,7 +68,7 @@ def parse_date(value) -> time.struct_time | None:
         except (TypeError, ValueError, IndexError, OverflowError):
             return None
     try:  # no zone given: UTC, as RFC 3339's "-00:00" means
-        return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).astimezone(timezone.utc).timetuple()
+        return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC).timetuple()
     except (OverflowError, ValueError):  # year 1 west of Greenwich
         return None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from starfeed.model import Entry
@@ -85,8 +85,8 @@ def when(value: object) -> datetime | None:
         return None
     try:
         moment = datetime.fromisoformat(value.strip())
-        moment = (moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None
-                  else moment.astimezone(timezone.utc))
+        moment = (moment.replace(tzinfo=UTC) if moment.tzinfo is None
+                  else moment.astimezone(UTC))
     except (ValueError, OverflowError):
         return None
     return moment if moment.year >= 1900 else None

@@ -31,7 +31,7 @@ import re
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from lxml import etree
@@ -407,7 +407,7 @@ _UNKNOWN = "application/octet-stream"
 
 def _rfc822(stamp: str) -> str:
     """A stored RFC 3339 UTC time ("2026-11-21T12:00:00Z", as render.clean leaves it) as RFC 822."""
-    moment = datetime(int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10]), tzinfo=timezone.utc)
+    moment = datetime(int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10]), tzinfo=UTC)
     return f"{_DAYS[moment.weekday()]}, {stamp[8:10]} {_MONTHS[moment.month - 1]} {stamp[:4]} {stamp[11:19]} +0000"
 
 
@@ -416,5 +416,5 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 
 
 def _dt(epoch: float) -> datetime:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc)
+    return datetime.fromtimestamp(epoch, tz=UTC)
 

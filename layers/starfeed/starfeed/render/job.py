@@ -21,13 +21,12 @@ from starfeed.formats import FORMATS
 from starfeed.kinds.registry import kind_of
 from starfeed.model import Entry, Source
 from starfeed.parse.normalize import rfc3339
-from starfeed.render import SOURCES_SUMMARY
+from starfeed.render import SOURCES_SUMMARY, summary
 from starfeed.render.feeds import FeedMeta, render
 from starfeed.render.html import IndexPage, github_notice, render_index
+from starfeed.render.opml import published_opml, subscriptions_opml
 from starfeed.render.pages import feed_page, target_parts
 from starfeed.schedule.github import TIERS
-from starfeed.render import summary
-from starfeed.render.opml import published_opml, subscriptions_opml
 from starfeed.sources import GITHUB_COLLECTION as GITHUB
 from starfeed.stats import render_bucket
 from starfeed.store import Storage

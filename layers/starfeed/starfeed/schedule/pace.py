@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import math
+
 from starfeed.model import Pace
 from starfeed.schedule.decide import WEEK, posting_rate
 from starfeed.settings import Settings

@@ -7,12 +7,11 @@ from dataclasses import dataclass
 
 from starfeed import observe
 from starfeed.kinds.registry import named
-from starfeed.model import Pace, Source
+from starfeed.model import Pace
 from starfeed.schedule import freshness
 from starfeed.schedule.dispatch import lease, message_group
 from starfeed.schedule.pace import EVERY as PACE_EVERY
 from starfeed.schedule.pace import next_pace
-from starfeed.settings import Settings
 from starfeed.store import Storage
 from starfeed.store.queues import FetchMessage
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from starfeed.settings import Settings
 from starfeed.store.blobs import FeedObject, NotModified

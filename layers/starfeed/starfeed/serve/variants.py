@@ -12,8 +12,8 @@ from dataclasses import replace
 from starfeed.cursors import encode_sort_key
 from starfeed.enrich.present import within
 from starfeed.formats import BY_NAME
-from starfeed.parse.normalize import epoch_of
 from starfeed.model import Entry, Source
+from starfeed.parse.normalize import epoch_of
 from starfeed.render import choose
 from starfeed.render.feeds import FeedMeta, render
 from starfeed.render.pages import as_shown, feed_page, source_meta

@@ -45,31 +45,31 @@ class Storage:
         return build_records(self.settings)
 
     @cached_property
-    def sources(self) -> "Sources":
+    def sources(self) -> Sources:
         from starfeed.store.sources import Sources
 
         return Sources(self.records, self.settings)
 
     @cached_property
-    def entries(self) -> "Entries":
+    def entries(self) -> Entries:
         from starfeed.store.entries import Entries
 
         return Entries(self.records, self.settings, self._dynamodb)
 
     @cached_property
-    def entry_lists(self) -> "EntryLists":
+    def entry_lists(self) -> EntryLists:
         from starfeed.store.entry_lists import EntryLists
 
         return EntryLists(self.records, self.settings, self.entries.digests)
 
     @cached_property
-    def collections(self) -> "Collections":
+    def collections(self) -> Collections:
         from starfeed.store.collections import Collections
 
         return Collections(self.records, self.settings)
 
     @cached_property
-    def hosts(self) -> "Hosts":
+    def hosts(self) -> Hosts:
         from starfeed.store.hosts import Hosts
 
         return Hosts(self.records)
@@ -87,14 +87,14 @@ class Storage:
         return Counters(self._dynamodb, self.settings)
 
     @cached_property
-    def pace(self) -> "PaceStore":
+    def pace(self) -> PaceStore:
         # Only the scheduler and the fetcher use it: the api function's cold start does not load it.
         from starfeed.store.pace import PaceStore
 
         return PaceStore(self._dynamodb, self.settings)
 
     @cached_property
-    def analyses(self) -> "Analyses":
+    def analyses(self) -> Analyses:
         from starfeed.store.analyses import Analyses
 
         return Analyses(self.records, self._dynamodb, self.settings)
@@ -104,7 +104,7 @@ class Storage:
         return Queues(self.client("sqs"), self.settings)
 
     @cached_property
-    def events(self) -> "Events":
+    def events(self) -> Events:
         from starfeed.store.events import Events
 
         return Events(self.client("events"), self.settings)

@@ -16,7 +16,7 @@ from pynamodb.transactions import TransactWrite
 from starfeed.model import Departure, Digest, Entry, EntryWrites, GitHubAccount, Source, StoredEntry
 from starfeed.settings import Settings
 from starfeed.store.digest import DIGEST_UID
-from starfeed.store.records import DAY, collection_entry_record, entry_of, entry_record, as_stored, written
+from starfeed.store.records import DAY, as_stored, collection_entry_record, entry_of, entry_record, written
 
 TRANSACTION_ITEMS = 100  # DynamoDB's limit on the items of one TransactWriteItems
 

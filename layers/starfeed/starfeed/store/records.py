@@ -14,8 +14,14 @@ from dataclasses import MISSING, asdict, fields, is_dataclass
 from enum import Enum
 from types import SimpleNamespace
 
-from pynamodb.attributes import (Attribute, BooleanAttribute, JSONAttribute, ListAttribute, NumberAttribute,
-                                 UnicodeAttribute)
+from pynamodb.attributes import (
+    Attribute,
+    BooleanAttribute,
+    JSONAttribute,
+    ListAttribute,
+    NumberAttribute,
+    UnicodeAttribute,
+)
 from pynamodb.exceptions import DeleteError, PutError, UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection, LocalSecondaryIndex
 from pynamodb.models import Model

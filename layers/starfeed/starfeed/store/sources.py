@@ -9,7 +9,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from starfeed.model import Source, Status, set_by_hand
 from starfeed.settings import Settings
-from starfeed.store.records import SOURCE_FIELDS, source_of, as_stored, written
+from starfeed.store.records import SOURCE_FIELDS, as_stored, source_of, written
 
 # Fields a fetch's outcome never writes (model.SET_BY_HAND): a person's, through change(), and the
 # WebSub subscription's, written as it changes (a hub may verify it before the fetch that asked

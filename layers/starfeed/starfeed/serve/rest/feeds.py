@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
@@ -39,8 +39,8 @@ def stamp(moment: str | None) -> str | None:
     try:
         parsed = datetime.fromisoformat(moment.upper().replace("Z", "+00:00"))
         if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=timezone.utc)
-        return parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     except (ValueError, OverflowError):  # 9999-12-31T23:59-01:00 is past the last year a datetime holds
         raise ApiProblem(400, f"{moment!r} is not a time: expected RFC 3339, such as 2026-11-26T08:00:00Z") from None
 

@@ -10,7 +10,6 @@ import re
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from starfeed.cursors import BadCursor, decode_sort_key
-from starfeed.enrich.present import threshold
 from starfeed.formats import BY_NAME, EXTENSIONS_SHOWN
 from starfeed.render.summary import PUBLISHED_OPML, SUBSCRIPTIONS_OPML
 from starfeed.serve.responses import Served, text

@@ -24,8 +24,8 @@ def router(served: Served) -> Router:
     @routes.get("/stats", compress=True)
     def dashboard():
         from starfeed.render.html import github_notice
-        from starfeed.serve.dashboard import render_dashboard
         from starfeed.render.summary import load_sources_summary
+        from starfeed.serve.dashboard import render_dashboard
 
         storage.counters.flush()  # this instance's latest counts belong on the page
         now = time.time()
