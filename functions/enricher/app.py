@@ -1,4 +1,4 @@
-"""Enricher: one SQS record per new entry of a deframed source (seed 004's AI deframing).
+"""Enricher: one SQS record per new entry of a deframed source (docs/design.md#deframe-pipeline).
 
 Each record is analyzed on its own: a failing one is reported alone as a batch item failure,
 retried after the queue's visibility timeout and dead-lettered after maxReceiveCount. Over the

@@ -7,9 +7,9 @@ from starfeed.schedule.decide import decide
 from starfeed.settings import Settings
 
 NOW = 1_800_000_000.0
-# Seed 003's formulas as written; the sqrt model has its own test below.
+# The EWMA blend's formulas (docs/design.md#ewma-blend); the sqrt model has its own test below.
 SETTINGS = Settings(default_interval=900, min_interval=300, max_interval=86400, backoff_cap=86400,
-                    interval_model="seed")
+                    interval_model="ewma")
 
 
 class NoJitter(random.Random):
@@ -44,7 +44,7 @@ def test_a_new_source_starts_from_the_default_interval():
     assert after(source(), FetchOutcome(200, new_entries=2)).interval == int(900 * 0.75)
 
 
-def test_seed_002_backoff_waits_interval_times_two_to_the_failures():
+def test_backoff_waits_interval_times_two_to_the_failures():
     # consecutiveFailures = 2 and pollIntervalMinutes = 60 -> polled after 240 minutes.
     d = after(source(interval=3600, consecutive_failures=1), FetchOutcome(500, error="HTTP 500"))
     assert d.consecutive_failures == 2
@@ -142,7 +142,7 @@ def test_the_sqrt_model_aims_at_the_square_root_of_the_gap_times_the_scale():
     sqrt = Settings(interval_model="sqrt", sqrt_scale=3600)
     assert round(target_interval(86400, sqrt)) == 17636  # a post a day: about 4.9 h
     assert target_interval(3600, sqrt) == 3600
-    assert target_interval(86400, Settings(interval_model="seed")) == 86400
+    assert target_interval(86400, Settings(interval_model="ewma")) == 86400
 
 
 def test_the_rhythm_model_checks_busy_hours_often_and_quiet_hours_rarely():
@@ -158,7 +158,7 @@ def test_the_rhythm_model_checks_busy_hours_often_and_quiet_hours_rarely():
     d = after(source(interval=900), FetchOutcome(200, new_entries=1, publications=posts))
     rhythm = decide(source(interval=900, hour_counts=list(hours)), FetchOutcome(200, new_entries=1, publications=posts),
                     Settings(), NOW, NoJitter())
-    assert rhythm.reason == "rhythm" and d.reason.startswith("new-entries")  # the seed model is untouched
+    assert rhythm.reason == "rhythm" and d.reason.startswith("new-entries")  # the ewma model is untouched
 
 
 def test_a_moderately_active_feed_waits_at_most_the_active_cap_beyond_its_quiet_hours():
@@ -263,11 +263,11 @@ def posting(per_day: float, count: int = 20) -> list[float]:
                  id="sqrt: blended: 0.5 * sqrt(3600 * 25000) + 0.5 * 1250 = 5368"),
     pytest.param(SQRT, {"interval": 1000}, FetchOutcome(200, new_entries=2), None,
                  (750, "new-entries", NOW + 750), id="sqrt: new entries: 1000 * 0.75"),
-    # seed: multiplicative steps blended with the EWMA itself (seed 003 §4.6)
+    # ewma: multiplicative steps blended with the EWMA itself (docs/design.md#ewma-blend)
     pytest.param(SETTINGS, {"interval": 1000, "ewma_interarrival": 3600}, FetchOutcome(304, not_modified=True),
-                 None, (2425, "not-modified+ewma", NOW + 2425), id="seed: 0.5 * 3600 + 0.5 * 1250 = 2425"),
+                 None, (2425, "not-modified+ewma", NOW + 2425), id="ewma: 0.5 * 3600 + 0.5 * 1250 = 2425"),
     pytest.param(SETTINGS, {"interval": 1000}, FetchOutcome(200), None,
-                 (1250, "no-new-entries", NOW + 1250), id="seed: nothing new: 1000 * 1.25"),
+                 (1250, "no-new-entries", NOW + 1250), id="ewma: nothing new: 1000 * 1.25"),
 ])
 def test_decisions(settings, state, outcome, pace, expected):
     d = decide(source(**state), outcome, settings, NOW, NoJitter(), pace)
@@ -277,7 +277,7 @@ def test_decisions(settings, state, outcome, pace, expected):
 
 def test_a_rare_source_may_wait_beyond_a_day_only_when_rare_max_interval_allows_it():
     # Three posts a month ago: far below the pace's activity threshold; the sqrt rule asks more
-    # than a day. Seed 003's cap holds by default; an active source keeps it under either setting.
+    # than a day. The 24 h cap (docs/design.md#clamps) holds by default; an active source keeps it under either setting.
     rare = source(publications=[NOW - 40 * 86400, NOW - 35 * 86400, NOW - 30 * 86400])
     pace = Pace(6 * 3600, 0.3)
     rhythm = Settings(interval_model="rhythm")

@@ -139,8 +139,8 @@ FORMAT_NAMES = {"rss20": "RSS 2.0", "rss10": "RSS 1.0", "rss090": "RSS 0.90", "r
                 "atom10": "Atom 1.0", "atom03": "Atom 0.3", "json10": "JSON Feed 1.0",
                 "json11": "JSON Feed 1.1", "cdf": "CDF", "html": "web page"}
 # Which rule left an entry out, by the reason parse/filters.py gives.
-_FILTERS = (("published before you subscribed", "seed 002's first-poll filter"),
-            ("older than", "seed 002's age filter"),
+_FILTERS = (("published before you subscribed", "the first-fetch filter"),
+            ("older than", "the age filter"),
             ("undated", "a new subscription's limit on undated entries"),
             ("linking off", "--enforce-domain"))
 
@@ -171,14 +171,15 @@ def first_fetch(inspection: Inspection, backfill: int = 0) -> str:
     by_filter = [(count, reason, rule_of(reason)) for reason, count in dropped.items() if count]
     if kept == 0 and [r for _, r, _ in by_filter] == ["published before you subscribed"]:
         they = "it stays" if parsed == 1 else "they stay"
-        return f"{entries}, 0 published since you subscribed: {they} out by seed 002's first-poll filter{hint}"
+        return (f"{entries}, 0 published since you subscribed: {they} out, as a new subscription keeps "
+                f"only what is published after it{hint}")
     left_out = ", ".join(f"{count} {reason}" + (f" stay out by {rule}" if rule else " stay out")
                          for count, reason, rule in by_filter)
     return f"{entries}, {kept} shown after the first fetch: {left_out}{hint}"
 
 
 def rule_of(reason: str) -> str | None:
-    """The filter behind a dropped-entry reason: "seed 002's age filter", ..."""
+    """The filter behind a dropped-entry reason: "the age filter", ... (docs/design.md#filters)."""
     return next((rule for key, rule in _FILTERS if reason.startswith(key)), None)
 
 

@@ -35,7 +35,7 @@ def host_key_of(url: str) -> str:
 
 
 def root_domain_of(url: str) -> str:
-    """Seed 004's site key: the registrable domain under the Public Suffix List, private suffixes
+    """The site key (docs/design.md#root-domain): the registrable domain under the Public Suffix List, private suffixes
     included, so alice.github.io and bob.github.io are two sites; a host the list does not know
     (an IP address, localhost) stands for itself."""
     host = host_of(url)
@@ -239,7 +239,7 @@ class Source:
         return bool(self.enabled) and self.deleted_at is None
 
 
-# Seed 003 §7: a date before 1970 is a mistake (Hugo's 0001-01-01), whatever wrote it to the store.
+# A date before 1970 is a mistake (docs/design.md#times) (Hugo's 0001-01-01), whatever wrote it to the store.
 _TRUSTED_FROM = "1970-01-01T00:00:00Z"
 _STAMP = re.compile(r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ")
 
@@ -251,7 +251,7 @@ def _is_stamp(value: object) -> bool:
 
 @dataclass
 class Entry:
-    """Seed 003 §5.2's normalized entry."""
+    """The normalized entry (docs/design.md#entry-fields)."""
 
     entry_uid: str
     feed_id: str
@@ -274,7 +274,7 @@ class Entry:
     ordered_at: str | None = None
     # What starfeed changed to store the entry (an over-long link dropped, content truncated).
     warnings: list[str] = field(default_factory=list)
-    # Seed 004: what the analyzer made of it (enrich/analysis.AnalyzerResult as a dict), or None.
+    # What the analyzer made of it (docs/design.md#analyzer-result) (enrich/analysis.AnalyzerResult as a dict), or None.
     analyzer_result: dict | None = None
     # Imported from the feed's archive (fetch/history.py), not seen new: no event, no analysis.
     backfilled: bool = False

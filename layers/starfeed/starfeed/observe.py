@@ -1,4 +1,4 @@
-"""Logs, metrics and traces of every function, set up in one place (issue 20).
+"""Logs, metrics and traces of every function, set up in one place (docs/design.md#observability).
 
 Logs: on Lambda, each `starfeed.*` logger writes one JSON object a line through Powertools Logger
 (the handler's cold-start flag and request id on every line, a fetch's figures as keys of its
@@ -9,8 +9,8 @@ Metrics: CloudWatch embedded metric format (Powertools Metrics), flushed once pe
 Every custom metric is a line of the bill ($0.30 a month per name and dimension set, the first ten
 free), so the names are all here, in METRICS; none is per feed (per-feed figures are in the logs,
 for Logs Insights). By default only CORE is sent, ten metrics at most (the alarms' and the
-dashboard's); STARFEED_DETAILED_METRICS=true (the template's DetailedMetrics) sends all of seed
-003 §4.9's list, 21 at most. Off when POWERTOOLS_METRICS_DISABLED is true (the local stack,
+dashboard's); STARFEED_DETAILED_METRICS=true (the template's DetailedMetrics) sends the whole list
+(docs/design.md#metrics), 21 at most. Off when POWERTOOLS_METRICS_DISABLED is true (the local stack,
 unless STARFEED_LOG_FORMAT=json).
 
 Traces: X-Ray through Powertools Tracer, only on Lambda with tracing on (`Tracing: Active`).
@@ -58,7 +58,7 @@ ANALYZER_CALLS = "AnalyzerCalls"
 STATUS_CLASS = "status_class"
 # A failed fetch's class: the publisher's (4xx or robots.txt's refusal, 5xx, no answer, a
 # document that cannot be read) or starfeed's own (a stage of ours broke): only "starfeed"
-# counts against seed 003's 2% budget.
+# counts against the 2% error budget (docs/design.md#slos).
 # Without detailed metrics the publisher's four are sent as one, PUBLISHER (the logs keep them).
 STATUS_CLASSES = tuple(dict.fromkeys(c.metric for c in FailureClass))  # a failed fetch's class
 OURS, PUBLISHER = FailureClass.OURS.value, "publisher"

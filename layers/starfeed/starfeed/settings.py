@@ -16,6 +16,9 @@ def _flag(value: str) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+INTERVAL_MODELS = ("rhythm", "sqrt", "ewma")  # docs/design.md#interval-models
+
+
 @dataclass(frozen=True)
 class Settings:
     sources_table: str = "starfeed-sources"
@@ -30,7 +33,7 @@ class Settings:
     render_queue_url: str = ""
     enrich_queue_url: str = ""
     history_queue_url: str = ""
-    event_bus_name: str = ""  # NewEntry events (seed 003 §9.1); none are sent without one
+    event_bus_name: str = ""  # NewEntry events (docs/design.md#new-entry-event); none are sent without one
     region: str = "us-east-1"
     # None means the real AWS endpoints; the local stack points this at moto.
     endpoint_url: str | None = None
@@ -50,13 +53,13 @@ class Settings:
     backfill_max_entries: int = 5000
     backfill_pause: int = 5
 
-    # Scheduling (seconds). Seed 003 §6.1 defaults.
+    # Scheduling (seconds; docs/design.md#clamps).
     default_interval: int = 900
     min_interval: int = 300
     max_interval: int = 86400
     backoff_cap: int = 86400
     # "rhythm" (default: sqrt(rate) by hour of day, learned per feed), "sqrt" (interval ~
-    # sqrt(mean gap x scale)) or "seed" (seed 003's EWMA target as written). See bench.schedsim.
+    # sqrt(mean gap x scale)) or "ewma" (the EWMA blend, docs/design.md#ewma-blend). See bench.schedsim.
     interval_model: str = "rhythm"
     sqrt_scale: int = 25000
     # A feed posting at least this often (per day) waits at most active_max_wait seconds beyond
@@ -67,7 +70,7 @@ class Settings:
     # horizon_share of the p95 delay the entry-frequency rule (a check per expected post) would
     # give these sources, and every source counts as active but the slowest, whose posts add up to
     # rare_post_share of all. A source that is not active may wait up to rare_max_interval
-    # (86400, the default: seed 003's cap for every source).
+    # (86400, the default: the same cap as every source's, docs/design.md#clamps).
     horizon_share: float = 0.40
     rare_post_share: float = 0.04
     rare_max_interval: int = 86400
@@ -98,7 +101,7 @@ class Settings:
     # Parsing and normalization.
     max_items: int = 1000  # per document, newest kept
     max_depth: int = 256  # XML/JSON nesting
-    max_article_age_days: int = 7  # seed 002; entries without a date are kept
+    max_article_age_days: int = 7  # docs/design.md#max-age; entries without a date are kept
     max_rewrites: int = 24  # times a stored entry may be rewritten when its content changes
     # How often an unchanged entry's sighting (last_seen, seen_count) is written: each write costs
     # 3 write units (the item and its two whole-item indexes), a parse of a 50-item document 150.
@@ -123,7 +126,7 @@ class Settings:
     # an instance is asked for without pause, $0.53 a month; a reader polling every 15 min costs
     # one GET per poll, as it would with a 30 s window.
     api_cache_ttl: float = 2.0
-    # Deframing (seed 004): the analyzer ("mock" or "bedrock"), its daily budget, its input.
+    # Deframing (docs/design.md#deframing): the analyzer ("mock" or "bedrock"), its daily budget, its input.
     analyzer: str = "mock"
     analyzer_latency_ms: int = 300  # the mock's simulated latency
     bedrock_model_id: str = "amazon.nova-lite-v1:0"
@@ -132,7 +135,7 @@ class Settings:
     analyzer_daily_tokens: int = 2_000_000
     analyzer_input_chars: int = 12000  # of the article's text sent to the analyzer
     robots_cache_seconds: int = 86400  # a host's robots.txt is read again after this
-    # GitHub (seed 000). The token is not a setting: see store/secrets.py.
+    # GitHub (docs/design.md#github). The token is not a setting: see store/secrets.py.
     github_api_url: str = "https://api.github.com"  # or a GitHub Enterprise https://HOST/api/v3
     github_token_store: str = "ssm"  # where the deployment reads the token: ssm | secretsmanager
     github_token_name: str = "starfeed/github-token"
@@ -147,6 +150,12 @@ class Settings:
     # Log lines: "json" (Powertools Logger, one object a line, as on Lambda) or "text" (readable);
     # empty: json on Lambda, text elsewhere (starfeed.observe reads it before anything else).
     log_format: str = ""
+
+    def __post_init__(self) -> None:
+        # Any other name would silently select one of these: refuse it where it is read.
+        if self.interval_model not in INTERVAL_MODELS:
+            raise ValueError(f"{_env_name('interval_model')}={self.interval_model!r}: "
+                             f"expected one of {', '.join(INTERVAL_MODELS)}")
 
     def host_groups_for(self, host: str) -> int:
         for part in self.host_groups.split(","):

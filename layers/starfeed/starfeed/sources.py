@@ -25,10 +25,11 @@ COLLECTION_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 def new_source(url: str, now: float, collections: list[str] | None = None, *, kind: str = "feed",
                enforce_feed_domain: bool = False, jitter: float = 0.0, backfill: int = 0,
                no_root_domain: bool = False, deframe: bool = False) -> Source:
-    """jitter: seed 002's startup jitter, so a bulk import does not hit every host at once.
-    backfill: the first fetch keeps the newest N entries whatever seed 002's filters say.
-    Seed 004's root domain is derived from the URL here, once, unless no_root_domain (`source add
-    --no-root-domain`: left empty; `starfeed root-domain set` gives one later)."""
+    """jitter: the startup jitter (docs/design.md#startup-jitter), so a bulk import does not hit
+    every host at once. backfill: the first fetch keeps the newest N entries whatever the filters
+    say (docs/design.md#backfill). The root domain (docs/design.md#root-domain) is derived from the
+    URL here, once, unless no_root_domain (`source add --no-root-domain`: left empty; `starfeed
+    root-domain set` gives one later)."""
     url = url.strip()
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
@@ -119,7 +120,7 @@ def collection_name(folder: list[str] | str) -> str:
         slug = slug[:55].rstrip("-_") + "-" + digest
     if not slug:
         slug = "folder-" + digest
-    if slug == GITHUB_COLLECTION:  # reserved for the accounts you follow (seed 000's feed)
+    if slug == GITHUB_COLLECTION:  # reserved for the accounts you follow (the GitHub stars' feed)
         slug = "github-folder"
     return slug
 

@@ -1,4 +1,4 @@
-"""What the statistics dashboard counts (seed 001), as pure functions: readers by normalized
+"""What the statistics dashboard counts (docs/design.md#dashboard), as pure functions: readers by normalized
 User-Agent, an adaptive sampler for busy traffic, and render times as histograms."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
-# Seed 001's patterns first, then today's common readers; browsers last (their UAs are generic).
+# The usual feed readers' patterns first (docs/design.md#dashboard), then today's common readers;
+# browsers last (their UAs are generic).
 READERS = [(re.compile(pattern, re.I), name) for pattern, name in (
     (r"Feedly", "Feedly"), (r"Inoreader", "Inoreader"), (r"NewsBlur", "NewsBlur"),
     (r"Tiny Tiny RSS", "Tiny Tiny RSS"), (r"FreshRSS", "FreshRSS"), (r"NetNewsWire", "NetNewsWire"),
@@ -57,7 +58,7 @@ def percentile_ms(histogram: dict[int, int], fraction: float) -> float | None:
 
 @dataclass
 class Sampler:
-    """Seed 001's statistical sampling: below `rate` requests a second every request is
+    """Sampling when busy (docs/design.md#dashboard): below `rate` requests a second every request is
     counted; above it, one in `every` is, with weight `every`, so totals stay right."""
 
     rate: float = 20.0

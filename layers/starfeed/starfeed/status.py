@@ -1,4 +1,4 @@
-"""What `starfeed status` measures: seed 003 §10's three SLOs, from what every source keeps of its
+"""What `starfeed status` measures: the three SLOs (docs/design.md#slos), from what every source keeps of its
 last fetches. Pure: the sources in, the figures out.
 
 - p99 fetch latency under 5 s: the requests of the last day's recorded fetches;

@@ -170,8 +170,8 @@ def request_renders(storage: Storage, targets: list[str] = ()) -> None:
 
 
 def sync(storage: Storage, source_id: str, now: float) -> None:
-    """Seed 004's resurrection: due now, error, failures and lease cleared; refused when disabled
-    or removed."""
+    """Sync (docs/design.md#resurrection): due now, error, failures and lease cleared; refused when
+    disabled or removed."""
     changes = {"next_check_at": now, "last_error": None, "locked_until": None, "consecutive_failures": 0}
     if not storage.sources.change(source_id, changes, require_enabled=True):
         source = storage.sources.get(source_id)
@@ -256,8 +256,8 @@ def _existing(storage: Storage, source_id: str) -> Source:
 
 
 def remove(storage: Storage, source_id: str, now: float) -> Source:
-    """Seed 004's soft delete: the source stays stored with deleted_at, out of the Due index (never
-    fetched; a fetch in flight loses its lease and writes nothing), its feed unpublished. `restore`
+    """A soft delete (docs/design.md#source-states): the source stays stored with deleted_at, out of
+    the Due index (never fetched; a fetch in flight loses its lease and writes nothing), its feed unpublished. `restore`
     undoes it; `purge` deletes it and its entries."""
     source = _existing(storage, source_id)
     if source.deleted_at is not None:
@@ -345,7 +345,8 @@ def find(storage: Storage, id_or_url: str) -> Source:
 
 
 def set_root_domain(storage: Storage, id_or_url: str, domain: str) -> tuple[Source, str]:
-    """Seed 004: set a source's root domain by hand (lower-cased, spaces and a final dot cut)."""
+    """Set a source's root domain by hand, lower-cased, spaces and a final dot cut
+    (docs/design.md#root-domain)."""
     domain = domain.strip().lower().rstrip(".")
     if not ROOT_DOMAIN.fullmatch(domain):
         raise Refused(f"not a domain name: {domain!r} (expected a host name such as example.com)")
@@ -355,7 +356,7 @@ def set_root_domain(storage: Storage, id_or_url: str, domain: str) -> tuple[Sour
 
 
 def clear_root_domain(storage: Storage, id_or_url: str) -> Source:
-    """Seed 004: the source keeps no root domain (it leaves `/api/site`)."""
+    """The source keeps no root domain (it leaves `/api/site`; docs/design.md#root-domain)."""
     source = find(storage, id_or_url)
     storage.sources.change(source.source_id, {"root_domain": None})
     return source

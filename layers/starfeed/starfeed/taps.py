@@ -1,4 +1,4 @@
-"""`starfeed tap export`: seed 003 §9.3's file layout, from the taps in the raw bucket.
+"""`starfeed tap export`: the taps' file layout (docs/design.md#ndjson-taps), from the taps in the raw bucket.
 
     DIR/entries/YYYY-MM-DD.ndjson        the entries first stored that day, one per line
     DIR/raw/YYYY-MM-DD/<fetch_id>.blob   the bytes each of those fetches received, as stored

@@ -1,4 +1,4 @@
-"""The monthly bill (issue 20, item 6): measured counts and durations times dated list prices.
+"""The monthly bill (docs/design.md#target-cost): measured counts and durations times dated list prices.
 
     python -m starfeed.bench.cost [--json] [--feeds 1000] [--log-bytes N] [--metrics N]
 

@@ -1,4 +1,4 @@
-"""Issue 15's freshness: how soon readers see what was just rendered, and what was just added.
+"""Freshness (docs/design.md#target-freshness): how soon readers see what was just rendered, and what was just added.
 
     python -m starfeed.bench.freshness [--rate SECONDS] [--adds N] [--renders N]
 
@@ -13,7 +13,7 @@ bound: one per object per revalidation window (STARFEED_API_CACHE_TTL).
 (b) `source add` -> visible. `starfeed local run` (what `make run` runs: demo origin, simulated
 GitHub, scheduler every --rate seconds, fetcher and renderer polling their queues, the HTTP
 bridge) in a subprocess; a loopback origin whose feed holds one post dated when it is fetched (a
-new source's first fetch keeps only posts newer than the subscription, seed 002); `starfeed
+new source's first fetch keeps only posts newer than the subscription, docs/design.md#first-fetch); `starfeed
 source add URL` (the CLI's own code, in this process). A reader asks for /feed.xml while the
 fetcher reads the post, so the api checks its copy just before the render (the cache's worst
 case); then GET /feed.xml every 100 ms until the post is there. The first add falls anywhere in

@@ -1,5 +1,6 @@
-"""Issue 4's benchmark, with issue 19's timeline: an account following 500 people, over a simulated
-week, against the simulated GitHub API on loopback (real HTTP, real ETags, real rate-limit headers).
+"""The GitHub benchmark (docs/design.md#target-github), with the timeline's hints: an account
+following 500 people, over a simulated week, against the simulated GitHub API on loopback (real
+HTTP, real ETags, real rate-limit headers).
 
 The code under test is starfeed's own: the GitHub client, read_following, read_stars (conditional
 first page, stop at a known star), account_checked (the accounts' EMA and its clamps), and read_timeline
@@ -7,10 +8,10 @@ with timeline_step (the received-events hints). Only storage is a dictionary her
 polling runs in about a minute; the scheduler ticks every 5 minutes (the deployed default) on a
 simulated clock, which the simulated API shares.
 
-Two runs on the same population: seed 000's EMA polling alone, then with the timeline read every
-tick, its hints fetched at once, and announced accounts polled daily. The timeline carries other
-activity (two events per star) and bursts of 400 events past its 300, and each event shows up
-after GitHub's lag (mostly under a minute, a tail to 6 h).
+Two runs on the same population: the star EMA's polling alone (docs/design.md#github-interval),
+then with the timeline read every tick, its hints fetched at once, and announced accounts polled
+daily. The timeline carries other activity (two events per star) and bursts of 400 events past its
+300, and each event shows up after GitHub's lag (mostly under a minute, a tail to 6 h).
 
 Run: python -m starfeed.bench.github [--users 500] [--days 7] [--json]
 It prints requests per hour (the floor: GitHub's 5,000), the share of steady-state star requests
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     ema, hinted = reports["ema"], reports["timeline"]
     print(f"{args.users} followed accounts over {args.days} simulated days, the same stars twice:")
     for name, report in reports.items():
-        label = "seed 000's EMA alone" if name == "ema" else "with the timeline's hints"
+        label = "the star EMA alone" if name == "ema" else "with the timeline's hints"
         print(f"- {label}: {report['requests']} requests ({report['timeline_requests']} of the timeline)")
         print(f"  requests per hour: mean {report['requests_per_hour_mean']}, max {report['requests_per_hour_max']} "
               f"= {report['requests_per_hour_max'] / LIMIT:.3f}x GitHub's {LIMIT:,} (floor: <= 1.0x)")

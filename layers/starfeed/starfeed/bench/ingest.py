@@ -3,7 +3,7 @@
     python -m starfeed.bench.ingest [--corpus ../shared/corpora/real-feeds] [--repeat 5]
 
 Ours is what the fetcher does after the download: parse (feedparser, or our JSON Feed parser),
-normalize and sanitize every entry (nh3), filter. Issue 3's target: at most 1.3x.
+normalize and sanitize every entry (nh3), filter. The target (docs/design.md#target-ingest): at most 1.3x.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Memory sizes by measurement (issue 20, item 7): each function's typical invocation priced at
+"""Memory sizes by measurement (docs/design.md#target-cost): each function's typical invocation priced at
 several memory sizes, power-tuning style, and the cheapest size that keeps it quick.
 
     python -m starfeed.bench.memory [--json]
@@ -35,7 +35,7 @@ SIZES_MB = (128, 256, 512, 1024)
 SLOWEST = 1.5  # a size may be at most this much slower than the fastest...
 # ...or take as long as the function's own budget (seconds a typical invocation), if longer:
 # the tick has 5 minutes; ten fetches have the fetcher's 300 s timeout, keep them well under;
-# a render must land within a tick plus 10 s of the fetch (issue 15), less the 3 s batching
+# a render must land within a tick plus 10 s of the fetch (docs/design.md#target-freshness), less the 3 s batching
 # window; a reader waits on the api, whose answer should stay around a tenth of a second.
 BUDGET = {"SchedulerFunction": 5.0, "FetcherFunction": 60.0, "RendererFunction": 7.0, "ApiFunction": 0.1}
 HEADROOM = 1.25  # memory needed x this must fit

@@ -1,4 +1,4 @@
-"""Replay a population of feeds against schedulers with a simulated clock (issue 7).
+"""Replay a population of feeds against schedulers with a simulated clock (docs/design.md#target-scheduling).
 
     python -m starfeed.bench.schedsim --population FILE [--days N] [--json]
     python -m starfeed.bench.schedsim --population FILE --frontier
@@ -14,7 +14,7 @@ history: visible at the first fetch, not counted). Inside a retry_after window i
 Retry-After = window end - t; inside a failures window, 500; with validators and nothing new,
 304; else 200. Fetches happen on the scheduler's tick (the deployed default, 5 minutes).
 A publication's delay runs to the first successful fetch at or after it (end - publication if
-none); within_2x_share is seed 003's SLO: the share of fetches that came within twice the wait
+none); within_2x_share is the freshness SLO (docs/design.md#slos): the share of fetches that came within twice the wait
 the scheduler chose. A feed with "push" has a WebSub hub: under `starfeed+push` each of its posts
 arrives HUB_LATENCY after publication, as a push (counted apart, not a fetch), and the feed is
 polled by the daily safety check. The other schedulers poll it like any feed.
@@ -379,8 +379,8 @@ ORACLE_SHARES = (0.3, 0.35, 0.4, 0.45)  # the oracle's horizon, x Miniflux's p95
 
 def frontier(start: float, end: float, feeds: list[Feed], seed: int = 7) -> list[dict]:
     """Fetches, p95 and p50 delay, each x Miniflux's: starfeed at several horizon shares and with
-    rare sources let wait a week, then the oracle at several horizons, with seed 003's one-day
-    cap and with a week's."""
+    rare sources let wait a week, then the oracle at several horizons, with the one-day
+    cap (docs/design.md#clamps) and with a week's."""
     def measured(scheduler_class) -> tuple[float, float, float]:
         tally = simulate(feeds, scheduler_class, start, end, random.Random(seed))
         return tally.fetches, percentile(tally.delays, 0.95), percentile(tally.delays, 0.5)
@@ -499,7 +499,8 @@ def main() -> int:
 
 
 def summary(schedulers: dict) -> str:
-    """Issue 7's goal, checked: starfeed against the entry-frequency rule and fixed polling."""
+    """The scheduling target (docs/design.md#target-scheduling), checked: starfeed against the
+    entry-frequency rule and fixed polling."""
     ours, miniflux = schedulers["starfeed"], schedulers["miniflux-entry-frequency"]
     fetches = ours["fetches"] / max(1, miniflux["fetches"])
     p95 = ours["delay_p95_s"] / max(1, miniflux["delay_p95_s"])

@@ -4,11 +4,11 @@ per run, against the local stack; with --sizes, how its time grows with the numb
     python -m starfeed.bench.schedule_scale [--sources 100000] [--due 1000]
     python -m starfeed.bench.schedule_scale --sizes 10000,30000,100000 [--due-share 0.0076 | --due N] [--json]
 
-One size (the default): one run over 100,000 sources of which 1,000 are due. Issue 7: the run
-should read about as many index items as there are due sources, take that many leases and enqueue
-that many messages (SendMessageBatch), whatever the total.
+One size (the default): one run over 100,000 sources of which 1,000 are due. The target
+(docs/design.md#target-scheduling): the run should read about as many index items as there are due
+sources, take that many leases and enqueue that many messages (SendMessageBatch), whatever the total.
 
-Several sizes (issue 20): each size is filled afresh and run once. By default the due share is
+Several sizes: each size is filled afresh and run once. By default the due share is
 fixed at 2.2 / 288 (schedsim's 2.2 fetches per feed a day at the default settings, over 288 runs a
 day at rate(5 minutes)): what a run meets in a deployment of that size, so the 100,000-source run
 is a tenth of the 1,000,000-source one. With --due N the due count is fixed instead, which isolates

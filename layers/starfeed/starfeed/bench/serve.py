@@ -3,8 +3,8 @@ function's cold import, and the cache hit rate over a replay of reader traffic.
 
     python -m starfeed.bench.serve
 
-Seed 001's targets are the floor (negotiation < 1 ms, OPML < 10 ms, dashboard < 100 ms, hit rate
-> 80%); issue 5's goals: negotiation <= 20 us, a warm cached request <= 1 ms, a cold import
+The serving targets (docs/design.md#target-serving): at the least negotiation < 1 ms, OPML < 10 ms,
+dashboard < 100 ms, hit rate > 80%; and the goals: negotiation <= 20 us, a warm cached request <= 1 ms, a cold import
 <= 1.5x `import boto3`.
 """
 

@@ -2,7 +2,7 @@
 
     python -m starfeed.bench.snapshot [--sources 10000] [--entries 100000]
 
-Issue 6's target: 10,000 sources and 100,000 entries restore in under 10 s.
+The target (docs/design.md#target-restore): 10,000 sources and 100,000 entries restore in under 10 s.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""starfeed github connect | sync | status: the GitHub stars of everyone you follow (seed 000)."""
+"""starfeed github connect | sync | status: the GitHub stars of everyone you follow (docs/design.md#github)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from starfeed.schedule.github import TIERS
 
 
 def add_commands(commands) -> None:
-    github = commands.add_parser("github", help="the GitHub stars of everyone you follow (seed 000)") \
+    github = commands.add_parser("github", help="the GitHub stars of everyone you follow") \
         .add_subparsers(dest="verb", required=True)
     github_connect = github.add_parser("connect", help="check a token with GitHub and store it where "
                                        "the deployment reads it; resumes stopped polling")

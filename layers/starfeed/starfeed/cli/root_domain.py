@@ -1,4 +1,4 @@
-"""starfeed root-domain list | set | clear: seed 004's site key, by hand."""
+"""starfeed root-domain list | set | clear: the site key (docs/design.md#root-domain), by hand."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from starfeed.subscribe import Refused
 
 
 def add_commands(commands) -> None:
-    group = commands.add_parser("root-domain", help="the sites sources are grouped by (seed 004)",
+    group = commands.add_parser("root-domain", help="the sites sources are grouped by (for /api/site)",
                                 description="A source's root domain groups it with the other feeds "
                                 "of its site (/api/site?root=DOMAIN). `source add` takes it from the "
                                 "URL (example.com for https://blog.example.com/feed) unless "

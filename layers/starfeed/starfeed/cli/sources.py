@@ -24,30 +24,30 @@ def add_commands(commands) -> None:
     add = source.add_parser("add", help="subscribe to a feed URL (checked once first)",
                             description="Subscribe to a feed. The URL is fetched once first, as the "
                             "first fetch will be: the reply says its format, title and entries, and "
-                            "how many the first fetch keeps (seed 002 leaves out what was published "
-                            "before you subscribed, and anything older than 7 days). A URL that "
+                            "how many the first fetch keeps (a new subscription leaves out what was "
+                            "published before it, and anything older than 7 days). A URL that "
                             "cannot be read is not subscribed.")
     add.add_argument("url")
     add.add_argument("--collection", action="append", help="put the source in a collection (repeatable)")
     add.add_argument("--backfill", type=count, default=0, metavar="N",
                      help="keep the newest N entries of the first fetch whatever their dates "
-                          "(default 0: seed 002's filters alone)")
+                          "(default 0: the date filters alone)")
     add.add_argument("--no-check", action="store_true",
                      help="subscribe without fetching first (no check, no feed discovery on an HTML page)")
     add.add_argument("--pick", type=int, metavar="N", nargs="?", const=0,
                      help="for an HTML page: list the feeds it announces (no N), or take the Nth")
     add.add_argument("--website", action="store_true",
-                     help="follow the page's main article instead of a feed (seed 002)")
+                     help="follow the page's main article instead of a feed")
     add.add_argument("--enforce-domain", action="store_true",
-                     help="drop items that link off the feed's host (seed 004; off by default)")
+                     help="drop items that link off the feed's host (off by default)")
     add.add_argument("--no-root-domain", action="store_true",
-                     help="leave its root domain empty instead of taking it from the URL (seed 004; "
-                          "`starfeed root-domain set` gives one later)")
+                     help="leave its root domain empty instead of taking it from the URL "
+                          "(`starfeed root-domain set` gives one later)")
     add.add_argument("--history", action="store_true",
                      help="also import the feed's archive (RFC 5005 rel=prev-archive or rel=next), once, "
                           "whatever its dates")
     add.add_argument("--deframe", action="store_true",
-                     help="analyze each new entry (seed 004): a deframed title, a neutral summary, the "
+                     help="analyze each new entry: a deframed title, a neutral summary, the "
                           "facts and a framing score, served in its feeds")
     add.set_defaults(action=_add)
     listing = source.add_parser("list", help="every source: state, polling, next check, entries, root "
@@ -67,9 +67,9 @@ def add_commands(commands) -> None:
     for verb, text in (("enable", "fetch and serve it again"), ("disable", "stop fetching and serving it")):
         _on_one_source(source, verb, _set, text)
     for verb, text, choices in (
-            ("polling", "off: the next fetch is the last (seed 004)", ("on", "off")),
+            ("polling", "off: the next fetch is the last", ("on", "off")),
             ("policy", "on failure: backoff (default) or one-strike", ("backoff", "one-strike")),
-            ("deframe", "on: analyze each new entry and serve the results (seed 004)", ("on", "off"))):
+            ("deframe", "on: analyze each new entry and serve the results", ("on", "off"))):
         _on_one_source(source, verb, _set, text).add_argument("value", choices=choices)
     prompt = _on_one_source(source, "prompt", _prompt, "the analyzer's system prompt for this source, from a file")
     which = prompt.add_mutually_exclusive_group(required=True)
@@ -206,7 +206,7 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
                 print(f"    {line}")
     if any(s.last_dropped for s in sources):
         print(textwrap.fill(
-            f"DROPPED: entries the last fetch left out by seed 002's filters (older than "
+            f"DROPPED: entries the last fetch left out by the date filters (older than "
             f"{storage.settings.max_article_age_days} days, or, on a first fetch, published before you "
             "subscribed); `source show ID` says which. `source add --backfill N` keeps a new "
             "source's newest N.", LIST_WIDTH))
@@ -302,7 +302,7 @@ def _totals(sources: list) -> str:
 
 
 def _analyzer_line(storage, sources: list, now: float) -> str:
-    """Seed 004's deframing: how many sources, and today's analyzer use against the budget."""
+    """Deframing (docs/design.md#deframing): how many sources, and today's analyzer use against the budget."""
     usage = storage.analyses.usage(now)
     deframed = sum(1 for s in sources if s.deframe)
     return (f"analyzer today: {usage['calls']:,} of {usage['daily_calls']:,} calls, {usage['tokens']:,} of "

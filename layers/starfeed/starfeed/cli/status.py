@@ -1,4 +1,4 @@
-"""starfeed status: one screen for an operator (issue 20): seed 003 §10's SLOs as measured now,
+"""starfeed status: one screen for an operator: the SLOs (docs/design.md#slos) as measured now,
 the queues and their dead letters, sources by status, GitHub's rate limit, the last scheduler run."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def _status(args) -> None:
     now = time.time()
     sources = storage.sources.all()
     slos = status.slos(sources, now, storage.settings.schedule_period)
-    print(f"SLOs (seed 003 §10), over the last day's {slos.fetches:,} recorded fetches:")
+    print(f"SLOs, over the last day's {slos.fetches:,} recorded fetches:")
     p99 = slos.latency_p99_ms
     _line("fetch latency p99", f"{p99 / 1000:.2f} s" if p99 is not None else "no request yet",
           f"under {status.LATENCY_TARGET_MS / 1000:.0f} s", p99 is None or p99 < status.LATENCY_TARGET_MS)

@@ -1,4 +1,4 @@
-"""starfeed tap export: the entries and raw payloads of the taps, in seed 003's file layout."""
+"""starfeed tap export: the entries and raw payloads of the taps, in their file layout (docs/design.md#ndjson-taps)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What an analyzer is given and what it answers: seed 004's AnalyzerResult. Pure.
+"""What an analyzer is given and what it answers: the AnalyzerResult (docs/design.md#analyzer-result). Pure.
 
 An AnalyzerResult is stored whole on the entry (Entry.analyzer_result) as this JSON object:
 
@@ -117,7 +117,7 @@ class Analysis:
 
 
 class Analyzer(Protocol):
-    """seed 004 §5's interface: an item in, an AnalyzerResult's content out."""
+    """The analyzer's interface (docs/design.md#analyzers): an item in, an AnalyzerResult's content out."""
 
     name: str
 

@@ -1,4 +1,4 @@
-"""Amazon Bedrock's Converse API as seed 004's analyzer. Structured output comes through one tool
+"""Amazon Bedrock's Converse API as an analyzer (docs/design.md#analyzers). Structured output comes through one tool
 whose input schema is the AnalyzerResult's content; the model is made to call it.
 
 The client is boto3's bedrock-runtime with no endpoint of ours: boto3's own settings decide it

@@ -1,4 +1,4 @@
-"""The enricher's work for one entry of a deframed source (seed 004 §3.3): download the article
+"""The enricher's work for one entry of a deframed source (docs/design.md#deframe-pipeline): download the article
 through the fetcher's HTTP path (SSRF rules, limits, our User-Agent) where the host's robots.txt
 allows it, keep its raw bytes, extract its main text, analyze it within the day's budget, store
 the result on the entry, and name the feeds to render again.

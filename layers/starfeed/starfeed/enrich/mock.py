@@ -1,4 +1,4 @@
-"""The mock analyzer (seed 004 §5): deterministic results derived from the input, after a
+"""The mock analyzer (docs/design.md#analyzers): deterministic results derived from the input, after a
 simulated latency, so the whole path runs with no model and no AWS account.
 
 Its score counts framing markers in the headline and the text's opening (loaded words, words in

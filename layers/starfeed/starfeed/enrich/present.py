@@ -1,4 +1,4 @@
-"""How analyzed entries are shown, and seed 004's max_score. Pure.
+"""How analyzed entries are shown (docs/design.md#deframed-items), and max_score (docs/design.md#max-score). Pure.
 
 A deframed source's item carries the deframed title and the neutral summary; its link stays the
 article's, and the original headline and the framing score are kept in its content."""
@@ -32,7 +32,7 @@ def deframed(entry: Entry) -> Entry:
 
 
 def within(entries: list[Entry], max_score: float | None) -> list[Entry]:
-    """Seed 004's max_score: with a threshold, only analyzed entries scoring at most it (one not
+    """max_score (docs/design.md#max-score): with a threshold, only analyzed entries scoring at most it (one not
     analyzed yet is held back until it is); without one, every entry."""
     if max_score is None:
         return entries

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 
 def seconds_until_http_date(value: str | None, now: float) -> float | None:
-    """An HTTP date (RFC 9110 §5.6.7) as seconds from now, 0 when it is past; None when unreadable."""
+    """An HTTP date (RFC 9110 section 5.6.7) as seconds from now, 0 when it is past; None when unreadable."""
     try:
         when = email.utils.parsedate_to_datetime(value.strip()) if value else None
     except (TypeError, ValueError, OverflowError):
@@ -17,7 +17,7 @@ def seconds_until_http_date(value: str | None, now: float) -> float | None:
 
 
 def parse_retry_after(value: str | None, now: float, longest: float) -> float | None:
-    """Retry-After in seconds or as an HTTP date (RFC 9110 §10.2.3) -> seconds from now, at most
+    """Retry-After in seconds or as an HTTP date (RFC 9110 section 10.2.3) -> seconds from now, at most
     `longest`: a hostile value cannot park a host for centuries."""
     if not value:
         return None
@@ -35,6 +35,6 @@ def freshness(headers: Mapping[str, str], now: float, longest: float) -> float |
         name, _, value = part.strip().partition("=")
         if name == "max-age" and value.strip().isdigit():
             return min(float(value), longest)
-    # Expires is a date only (RFC 9111 §5.3): "0" or any other invalid value means already expired.
+    # Expires is a date only (RFC 9111 section 5.3): "0" or any other invalid value means already expired.
     expires = seconds_until_http_date(headers.get("Expires"), now)
     return min(expires, longest) if expires else None

@@ -1,9 +1,9 @@
 """A source's history, imported once (RFC 5005): from its feed, the archive is walked document by
-document (rel="prev-archive" of archived feeds, §4, or rel="next" of paged feeds, §3), one message
-of the history queue each, so that it goes at its own slow pace beside the polling, under the
-same SSRF guard, limits and host pauses. Each document is fetched once and its raw bytes stored;
-its entries are kept whatever their dates (the age filters are for news, not history), marked
-backfilled: no NewEntry event, no analysis, and their own dates in the feeds.
+document (rel="prev-archive" of archived feeds, RFC 5005 section 4, or rel="next" of paged feeds,
+section 3), one message of the history queue each, so that it goes at its own slow pace beside the
+polling, under the same SSRF guard, limits and host pauses. Each document is fetched once and its
+raw bytes stored; its entries are kept whatever their dates (the age filters are for news, not
+history), marked backfilled: no NewEntry event, no analysis, and their own dates in the feeds.
 
 The walk stops at the archive's end, at a document walked already (a loop), at a document whose
 entries were all stored already (imported before), at STARFEED_BACKFILL_MAX_DOCS documents or

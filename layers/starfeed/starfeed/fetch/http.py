@@ -36,7 +36,7 @@ ACCEPT = ("application/rss+xml, application/atom+xml, application/feed+json, "
 
 REDIRECTS = (301, 302, 303, 307, 308)
 PERMANENT = (301, 308)
-RETRIES = 3  # for 5xx and network faults, inside one fetch (seed 000)
+RETRIES = 3  # for 5xx and network faults, inside one fetch (docs/design.md#github-failures)
 
 
 @dataclass

@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 
 def store_raw(storage: Storage, source: Source, result: FetchResult, now: float) -> dict | None:
-    """Every response is kept before it is parsed (seed 003 §4.5), but a 304: it has no body to
+    """Every response is kept before it is parsed (docs/design.md#raw-first), but a 304: it has no body to
     parse, and its two PUTs (the body's and the record's) were the largest line of the bill
     (`make cost`: most fetches are 304s). Its status and time stay in the fetch history."""
     if result.not_modified:
@@ -35,7 +35,7 @@ def store_raw(storage: Storage, source: Source, result: FetchResult, now: float)
 
 
 def new_entry_detail(source: Source, entry: Entry, public_url: str) -> dict:
-    """A NewEntry event's detail: seed 003 §9.1's payload, plus the entry's title and its source
+    """A NewEntry event's detail: its payload (docs/design.md#new-entry-event), plus the entry's title and its source
     as a consumer names it (the URL redacted, as every public view shows it)."""
     return {"entry_uid": entry.entry_uid, "feed_id": entry.feed_id, "published": entry.published,
             "canonical_link": entry.canonical_link, "raw_refs": entry.raw_refs, "ingested_at": entry.first_seen,
@@ -59,9 +59,9 @@ def publish_new(storage: Storage, source: Source, entries: list[Entry]) -> None:
 
 
 def tap_new(storage: Storage, source: Source, entries: list[Entry], now: float) -> None:
-    """Seed 003 §9.3's tap: new entries as NDJSON in the raw bucket, partitioned by day, for Athena
-    or `starfeed tap export` (each names its fetch in raw_refs). Best effort, like the events: the
-    entries are stored."""
+    """The NDJSON tap (docs/design.md#ndjson-taps): new entries as NDJSON in the raw bucket,
+    partitioned by day, for Athena or `starfeed tap export` (each names its fetch in raw_refs). Best
+    effort, like the events: the entries are stored."""
     if not entries:
         return
     try:
@@ -97,7 +97,7 @@ def apply_decision(source: Source, decision: Decision, now: float, settings: Set
 
 def fetch_fields(source: Source, before: Source, http_status: int | None, outcome: FetchOutcome, new: int,
                  retries: int) -> dict:
-    """Seed 003 §4.9's fields of a fetch's log line (and what its metrics are made of): the URL
+    """The fields of a fetch's log line (docs/design.md#log-fields) (and what its metrics are made of): the URL
     redacted as every public view shows it; never a credential, a token or a secret."""
     return {"feed_id": source.source_id, "url": redact(source.url), "host": source.host, "kind": source.kind,
             "decision_reason": source.reason, "http_status": http_status,

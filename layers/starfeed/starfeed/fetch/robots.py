@@ -3,7 +3,7 @@ website sources and the HTML pages whose feeds it discovers. Feeds are not subje
 convention. Parsed with Protego; each host's answer is cached in
 the hosts table for settings.robots_cache_seconds.
 
-A robots.txt that answers 4xx allows everything (RFC 9309 §2.3.1.3); one that cannot be read
+A robots.txt that answers 4xx allows everything (RFC 9309 section 2.3.1.3); one that cannot be read
 (5xx, 429, no answer) disallows everything until it is read again, after ROBOTS_UNREACHABLE_RETRY."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from starfeed.settings import Settings
 from starfeed.store import Storage
 
 ROBOTS_TOKEN = "starfeed"  # the product token of our User-Agent
-# RFC 9309 §2.5 asks for at least 500 KiB to be parsed; a DynamoDB item holds 400 KB, so the
+# RFC 9309 section 2.5 asks for at least 500 KiB to be parsed; a DynamoDB item holds 400 KB, so the
 # first 300,000 bytes are kept and parsed (a robots.txt is rarely over a few KB).
 ROBOTS_KEPT_BYTES = 300_000
 ROBOTS_UNREACHABLE_RETRY = 3600

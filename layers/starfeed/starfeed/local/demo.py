@@ -43,7 +43,7 @@ FEEDS = (
              ("seed trays", "compost", "first frost", "bean poles", "tomato blight")),
     DemoFeed("/feeds/trains.xml", "Branch Line Timetable", "rss", 600,
              ("timetable change", "new rolling stock", "signal upgrade", "station reopening")),
-    # A news desk whose headlines are sometimes loud: seed 004's deframing at work.
+    # A news desk whose headlines are sometimes loud: deframing at work (docs/design.md#deframing).
     DemoFeed("/feeds/harbour.xml", "Harbour Gazette", "rss", 180,
              ("SHOCKING rise in mooring fees!", "council approves the new pier", "fishermen FURIOUS over quota chaos",
               "ferry timetable changes in spring", "harbour master SLAMS critics"), deframe=True,
@@ -151,7 +151,7 @@ class DemoOrigin:
     @property
     def since(self) -> float:
         """When the demo feeds began publishing: what their subscriptions date from, so that
-        seed 002's first-poll rule keeps their backlog."""
+        the first-fetch filter keeps their backlog (docs/design.md#first-fetch)."""
         return self.start_time - 5 * max(f.every for f in FEEDS)
 
     @property

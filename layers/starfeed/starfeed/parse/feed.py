@@ -33,7 +33,7 @@ class ParsedFeed:
     title: str | None = None
     link: str | None = None
     # The channel's authors (feedparser-shaped {name, email, href}): an entry without its own
-    # inherits them (RFC 4287 §4.2.1); and its language as declared (RSS, xml:lang, JSON Feed).
+    # inherits them (RFC 4287 section 4.2.1); and its language as declared (RSS, xml:lang, JSON Feed).
     authors: list = field(default_factory=list)
     language: str | None = None
     ttl_minutes: int | None = None
@@ -43,10 +43,11 @@ class ParsedFeed:
     entries: list = field(default_factory=list)  # feedparser-shaped entry dicts
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
-    # WebSub discovery (§4): the document's hub and self links, as written (absolute or not).
+    # WebSub discovery (WebSub section 4, docs/design.md#websub): the document's hub and self links,
+    # as written (absolute or not).
     hub: str | None = None
     self_url: str | None = None
-    # RFC 5005: the document of older entries, rel="prev-archive" (§4) or else rel="next" (§3).
+    # RFC 5005: the document of older entries, rel="prev-archive" (section 4) or else rel="next" (section 3).
     older: str | None = None
 
 

@@ -1,4 +1,4 @@
-"""Which normalized entries a source keeps (seed 002's age rules, seed 004's domain rule), and
+"""Which normalized entries a source keeps (the date and domain filters: docs/design.md#filters), and
 where a first fetch's undated backlog sits in time order. Pure."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Entries fitted to what storage and the renderers accept (issue 14). Pure.
+"""Entries fitted to what storage and the renderers accept (docs/design.md#fitting). Pure.
 
 DynamoDB stores an item of at most 400 KB, a sort key of at most 1,024 bytes (sort_key is
 "<time>#<entry_uid>") and a GSI partition key (canonical_link) of at most 2,048 bytes. No entry is

@@ -68,7 +68,7 @@ def _entry(item: dict, base: str) -> dict:
         "title": _str(item.get("title")),
         "summary": _str(item.get("summary")) or text,
         # JSON Feed names no base for content_html's relative URLs: as in RSS and Atom without
-        # xml:base, the document's own address (RFC 3986 §5.1.3). "base" as feedparser says it.
+        # xml:base, the document's own address (RFC 3986 section 5.1.3). "base" as feedparser says it.
         "content": [{"value": html or escape(text), "base": base}] if html or text else [],
         "published_parsed": parse_date(item.get("date_published")),
         "updated_parsed": parse_date(item.get("date_modified")),

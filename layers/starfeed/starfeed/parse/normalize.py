@@ -1,4 +1,4 @@
-"""feedparser entries -> seed 003 §5.2 entries: stable ids, absolute links, UTC times, clean text.
+"""feedparser entries -> normalized entries (docs/design.md#entries): stable ids, absolute links, UTC times, clean text.
 
 Entries come from hostile documents, and JSON Feed items are anybody's JSON: every member is
 checked for its type before use, and one of the wrong type counts as missing. Nothing here
@@ -23,8 +23,8 @@ from starfeed.urlpolicy import WEB_AND_MAIL, WEB_SCHEMES, safe_link
 
 _LENGTH = re.compile(r"[0-9]{1,15}")  # an enclosure's size in bytes: up to a petabyte
 
-# Seed 003 §7: a date outside these years is a mistake (Hugo's 0001-01-01, year 9999), and an
-# entry without a date is ordered by when it was first seen.
+# A date outside these years is a mistake (Hugo's 0001-01-01, year 9999), and an
+# entry without a date is ordered by when it was first seen (docs/design.md#times).
 FIRST_YEAR, LAST_YEAR = 1970, 2100
 _EARLIEST, _LATEST = 0, calendar.timegm((LAST_YEAR + 1, 1, 1, 0, 0, 0))
 DEFAULTS = Settings()
@@ -45,7 +45,7 @@ def epoch_of(timestamp: str) -> float:
 
 def web_link(url, base: str | None = None, schemes: frozenset[str] = WEB_SCHEMES) -> str | None:
     """The URL policy (urlpolicy.safe_link: http and https, absolute, with a host), made
-    canonical: scheme and host in lower case (seed 003 §4.3), no fragment, the rest as
+    canonical: scheme and host in lower case (docs/design.md#canonical-links), no fragment, the rest as
     published. None for anything else, a javascript: or data: URL included."""
     link = safe_link(url, base, schemes) if isinstance(url, str) else None
     if link is None:
@@ -91,7 +91,7 @@ def normalize_entries(raw_entries: list, feed_id: str, feed_url: str, now: float
                       limits: Settings = DEFAULTS, feed_authors: list | None = None) -> list[Entry]:
     """Every entry normalized and fitted to storage (limits: the max_* settings); none dropped
     but an exact repeat of an earlier one. An entry without an author has the feed's
-    (feed_authors, feedparser-shaped), as RFC 4287 §4.2.1 says of Atom and readers do of RSS."""
+    (feed_authors, feedparser-shaped), as RFC 4287 section 4.2.1 says of Atom and readers do of RSS."""
     seen = rfc3339(now)
     entries: list[Entry] = []
     uids: set[str] = set()

@@ -1,9 +1,9 @@
 """Which stored entries a feed shows, in which order. Pure.
 
-Seed 003 §12's duplicate clusterer, applied where readers see it: the same article (the same
+One article once (docs/design.md#one-article-once), applied where readers see it: the same article (the same
 canonical link) reached through two sources appears once in an aggregate or a collection, under
 the source that had it first. GitHub stars are events, not articles: two people starring one
-repository are two items (seed 000), so they are never merged.
+repository are two items (docs/design.md#github-feed), so they are never merged.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from starfeed.model import Entry
 
-STAR_EVENT = "github-star://"  # seed 000's GUIDs
+STAR_EVENT = "github-star://"  # the GitHub stars' GUIDs (docs/design.md#github-feed)
 
 
 def newest_first(entries: Iterable[Entry]) -> list[Entry]:

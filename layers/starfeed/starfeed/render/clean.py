@@ -45,7 +45,7 @@ def redacted_text(value: object, limit: int = LINE) -> str | None:
 
 def link(value: object, schemes: frozenset[str] | None = None) -> str | None:
     """A link that passes the URL policy, written as a URI: RSS and HTML attributes want URIs,
-    and an IRI's non-ASCII characters become their UTF-8 escapes (RFC 3987 §3.1), its host
+    and an IRI's non-ASCII characters become their UTF-8 escapes (RFC 3987 section 3.1), its host
     punycode; the same address to every browser and reader."""
     cleaned = text(value, 8192)
     safe = safe_link(cleaned, schemes=schemes) if schemes else safe_link(cleaned)

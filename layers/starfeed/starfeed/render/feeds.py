@@ -90,7 +90,7 @@ class FeedMeta:
     origins: Mapping[str, Origin] = field(default_factory=dict)
     attribute: bool = False  # name each entry's source: the aggregate and collections mix sources
     query: str = ""  # a variant's query string, part of its self link (?max_score=0.5, ?before=…)
-    # RFC 5005 §3, paged feeds: the next (older) page's query when there is one, and on a later
+    # RFC 5005 section 3, paged feeds: the next (older) page's query when there is one, and on a later
     # page the first page's ("" for the feed itself) and the previous (newer) page's.
     next_query: str | None = None
     first_query: str | None = None
@@ -334,7 +334,7 @@ def _text_construct(parent: etree._Element, tag: str, text: str) -> None:
 
 
 def _atom_source(element: etree._Element, entry: Entry, origin: Origin) -> None:
-    """RFC 4287 §4.2.11: the feed the entry was copied from, named by its title, an id (its
+    """RFC 4287 section 4.2.11: the feed the entry was copied from, named by its title, an id (its
     subscription URL), its links, and as updated the time starfeed copied the entry from it
     (first_seen), when its metadata was as shown: starfeed keeps no copy of the feed's own."""
     a = _atom_tag

@@ -1,5 +1,5 @@
 """One page of a feed, read from the store: what the renderer publishes as a feed's first page,
-and what the api builds per request (a source's own feed, older and newer pages: RFC 5005 §3).
+and what the api builds per request (a source's own feed, older and newer pages: RFC 5005 section 3).
 Both read it from here, so that the api imports no job: the renderer's job (render/job.py) only
 writes what this reads."""
 
@@ -35,7 +35,7 @@ def feed_page(storage: Storage, target: str, now: float, before: str | None = No
               ) -> tuple[FeedMeta, list[Entry], dict[str, Source]] | None:
     """One page of a feed: (meta, entries, their sources); None when the target names nothing
     (or a source that is not live). The first page is what the renderer publishes; `before` (a
-    sort key) gives the page of entries older than it, as RFC 5005 §3's next link asks, and
+    sort key) gives the page of entries older than it, as RFC 5005 section 3's next link asks, and
     `after` the page just newer than it, for its previous link (_older_page). source: a source
     target's source, when the caller has read it already."""
     feed = _feed_of(storage, target, now, source)

@@ -122,7 +122,7 @@ def _decide(source: Source, outcome: FetchOutcome, settings: Settings, now: floa
 
 
 def target_interval(ewma: float, settings: Settings) -> float:
-    """The interval the observed cadence asks for. "seed": the EWMA itself (docs/design.md#scheduling).
+    """The interval the observed cadence asks for. "ewma": the EWMA itself (docs/design.md#ewma-blend).
     "sqrt": the square root of the EWMA times a scale, so a fetch budget is spent in proportion
     to the square root of each feed's rate, which minimizes staleness for a given budget (Cho and
     Garcia-Molina): busy feeds are fetched less than once per post, quiet ones more often."""

@@ -1,4 +1,4 @@
-"""Seed 003 §10's scheduler freshness: 95% of sources polled within twice the wait chosen for
+"""The scheduler freshness SLO (docs/design.md#slos): 95% of sources polled within twice the wait chosen for
 them. Pure; the scheduler measures each source it polls, `starfeed status` every source now."""
 
 from __future__ import annotations

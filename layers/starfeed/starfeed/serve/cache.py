@@ -1,4 +1,4 @@
-"""Seed 001's FeedCache inside the api function: LRU, TTL, bounded in bytes, with counters.
+"""The feed cache inside the api function (docs/design.md#api-cache): LRU, TTL, bounded in bytes, with counters.
 
 The TTL is a revalidation window (settings.api_cache_ttl, a few seconds), not an expiry: within
 it a hit is answered from memory without touching S3; after it the next request for the object

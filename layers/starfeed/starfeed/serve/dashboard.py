@@ -1,4 +1,4 @@
-"""The statistics dashboard (seed 001): inline SVG charts, no JavaScript, nothing secret and no
+"""The statistics dashboard (docs/design.md#dashboard): inline SVG charts, no JavaScript, nothing secret and no
 reader addresses. Pure: it renders what it is given. The sources come from the renderer's
 summary (render/summary.py), already redacted, never from a Scan per request."""
 

@@ -1,4 +1,5 @@
-"""Seed 004's lookups: an item by its URL, and a site's recent items interleaved fairly. Pure."""
+"""The lookups (docs/design.md#item-lookup, docs/design.md#site-lookup): an item by its URL, and a
+site's recent items interleaved fairly. Pure."""
 
 from __future__ import annotations
 

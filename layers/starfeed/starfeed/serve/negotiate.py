@@ -1,9 +1,10 @@
-"""Pick a feed format from an Accept header: RFC 9110 §12.5.1 with seed 001's aliases. Pure.
+"""Pick a feed format from an Accept header: RFC 9110 section 12.5.1 with starfeed's aliases
+(docs/design.md#negotiation). Pure.
 
 - q-values, type/* and */*, case-insensitive, parameters ignored for matching;
 - the most specific matching range decides a media type's quality; q=0 refuses;
 - an element with an invalid q (not 0..1) is ignored, and so is garbage;
-- no header, an empty one, or nothing we offer named -> RSS, the first of formats.FORMATS (seed 001's table);
+- no header, an empty one, or nothing we offer named -> RSS, the first of formats.FORMATS (docs/design.md#negotiation);
 - 406 only when RSS is refused explicitly and nothing else we offer is acceptable.
 """
 

@@ -131,7 +131,7 @@ class Served:
 
 
 def not_modified(obj: FeedObject, if_none_match: str | None, if_modified_since: str | None) -> bool:
-    """RFC 9110 §13.1: If-None-Match wins; If-Modified-Since only without it."""
+    """RFC 9110 section 13.1: If-None-Match wins; If-Modified-Since only without it."""
     if if_none_match is not None:
         tags = {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
         return "*" in tags or obj.etag in tags

@@ -1,6 +1,6 @@
 """Feeds built per request from the store, for what the prebuilt objects do not hold: a source's
-own feed, seed 004 §8's max_score on it, and the older pages of any feed (RFC 5005 §3). Each is cached
-like an object, under a key per variant, with an ETag from its bytes."""
+own feed, max_score on it (docs/design.md#max-score), and the older pages of any feed (RFC 5005
+section 3). Each is cached like an object, under a key per variant, with an ETag from its bytes."""
 
 from __future__ import annotations
 

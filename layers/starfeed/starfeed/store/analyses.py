@@ -1,4 +1,4 @@
-"""Seed 004's analyses: results stored on their entries (and the entries' collection copies), and
+"""Analyses (docs/design.md#analyzer-result): results stored on their entries (and the entries' collection copies), and
 the analyzer's daily budget, counted on the stats table's item of the day."""
 
 from __future__ import annotations

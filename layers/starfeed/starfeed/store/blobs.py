@@ -44,10 +44,10 @@ class Blobs:
         self._settings = settings
         self._tap_batch: dict[str, list[str]] | None = None  # day -> lines, inside tap_batch()
 
-    # Raw store (seed 003 §4.5) -------------------------------------------------------------
+    # Raw store (docs/design.md#raw-first) ---------------------------------------------------
 
     def put_raw_fetch(self, fetch_id: str, record: dict, body: bytes) -> dict:
-        """Store a fetch as one object: its record (seed 003 §5.3's RawFetch) as a line of JSON,
+        """Store a fetch as one object: its record (docs/design.md#raw-first) as a line of JSON,
         then the body's bytes as received. One PUT, not two (a content-addressed body and a record
         pointing at it), and each fetch expires whole: no record outlives the body it names."""
         digest = hashlib.sha256(body).hexdigest()
@@ -58,7 +58,7 @@ class Blobs:
                             ContentType="application/octet-stream")
         return {"fetch_id": fetch_id, "key": key, "body_sha256": digest}
 
-    # NDJSON taps (seed 003 §9.3) ----------------------------------------------------------
+    # NDJSON taps (docs/design.md#ndjson-taps) ---------------------------------------------
 
     def put_tap(self, day: str, lines: list[str]) -> None:
         """New entries, a JSON object per line (each names its fetch in raw_refs), under
@@ -144,7 +144,7 @@ class Blobs:
     # Rendered feeds ------------------------------------------------------------------------
 
     def put_feed(self, key: str, body: bytes, content_type: str, rendered_at: float) -> None:
-        # The render time travels with the object: Last-Modified and lastBuildDate agree (seed 004).
+        # The render time travels with the object: Last-Modified and lastBuildDate agree (docs/design.md#http-caching).
         self._s3.put_object(Bucket=self._settings.feeds_bucket, Key=key, Body=body,
                             ContentType=content_type, Metadata={"rendered-at": f"{rendered_at:.3f}"},
                             CacheControl=f"public, max-age={self._settings.cache_max_age}")

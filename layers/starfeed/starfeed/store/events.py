@@ -1,4 +1,4 @@
-"""EventBridge: a NewEntry event (seed 003 §9.1) for each entry stored for the first time, so that
+"""EventBridge: a NewEntry event (docs/design.md#new-entry-event) for each entry stored for the first time, so that
 other programs (a notifier, a search index, an archive) attach to starfeed by a rule on its bus
 instead of reading its tables."""
 

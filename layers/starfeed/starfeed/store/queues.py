@@ -36,7 +36,7 @@ class FetchMessage:
 
     @property
     def deduplication_id(self) -> str:
-        # Seed 003 §15: one fetch per source and scheduled time, however often it is enqueued;
+        # One fetch per source (docs/design.md#leases) and scheduled time, however often it is enqueued;
         # a pushed document once, however often the hub delivers it.
         return f"{self.source_id}-push-{self.push}" if self.push else f"{self.source_id}-{int(self.scheduled_at)}"
 

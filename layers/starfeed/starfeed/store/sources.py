@@ -106,7 +106,7 @@ class Sources:
                 for key in S.due.query(str(shard), S.next_check_at <= now)]
 
     def take_lease(self, source_id: str, now: float) -> Source | None:
-        """Claim a due source for one fetch (seed 004's lease); None when it is not ours to take."""
+        """Claim a due source for one fetch (the lease, docs/design.md#leases); None when it is not ours to take."""
         S = self._records.Source
         record = S(source_id)
         leased = written(lambda: record.update(

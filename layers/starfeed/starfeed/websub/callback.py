@@ -1,7 +1,7 @@
 """The callback a WebSub hub talks to, /websub/{source_id}/{token}: public, since hubs cannot
 sign as IAM asks, and unguessable, a token per subscription. GET is the hub's verification of
 intent (the challenge echoed only for what we asked for, else 404); POST is content, accepted
-only with a valid X-Hub-Signature over the exact body (else acknowledged and discarded, as §8
+only with a valid X-Hub-Signature over the exact body (else acknowledged and discarded, as WebSub section 8
 allows), then stored raw and queued for the fetcher, which takes it as it takes a fetch."""
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def router(storage: Storage) -> Router:
         if not subscription.signature_valid(event.headers.get("x-hub-signature"), source.push_secret, body):
             log.warning("websub: %s: a push with %s signature discarded", redact(source.url),
                         "an invalid" if event.headers.get("x-hub-signature") else "no")
-            return text(202, "discarded\n")  # §8: acknowledged, so the hub does not retry it
+            return text(202, "discarded\n")  # WebSub section 8: acknowledged, so the hub does not retry it
         if not source.live:
             log.info("websub: %s: a push for a removed or disabled source discarded", redact(source.url))
             return text(202, "discarded\n")

@@ -1,7 +1,7 @@
 """What starfeed asks of WebSub hubs, through the SSRF guard like every request it makes: as a
 publisher, that the hub our feeds announce (STARFEED_WEBSUB_HUB) fetch the feeds a render changed
-(§7; a failure is logged by the caller, and the next render tells the hub again); as a
-subscriber, that a source's hub push its topic to our callback, or stop (§5.1)."""
+(WebSub section 7; a failure is logged by the caller, and the next render tells the hub again); as a
+subscriber, that a source's hub push its topic to our callback, or stop (section 5.1)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A source's WebSub subscription, decided without I/O: discovery (§4), when to ask the hub
-(subscribe, renew, try again), and the content signature (§8). Stored on the source as `push`
+"""A source's WebSub subscription, decided without I/O: discovery (WebSub section 4), when to ask the hub
+(subscribe, renew, try again), and the content signature (section 8). Stored on the source as `push`
 (what `source list` may show) and `push_secret` (never shown)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from starfeed.settings import Settings
 
 PENDING, VERIFIED, DENIED, UNSUBSCRIBING, FAILED = "pending", "verified", "denied", "unsubscribing", "failed"
 RETRY_SECONDS = {PENDING: 86400, DENIED: 7 * 86400, FAILED: 86400}  # before asking the hub again
-SAFETY_CHECK = 86400  # seed 003 §4.6: a pushed feed is still polled, once a day
+SAFETY_CHECK = 86400  # a pushed feed is still polled, once a day (docs/design.md#pushed-schedule)
 MAX_LEASE = 365 * 86400  # a longer lease granted is taken as a year: the renewal still comes
 SIGNATURES = {"sha1": hashlib.sha1, "sha256": hashlib.sha256, "sha384": hashlib.sha384, "sha512": hashlib.sha512}
 
@@ -57,7 +57,7 @@ def safety_check_at(push: dict, now: float, current: float | None, settings: Set
 def askable(public_url: str, hub: str) -> bool:
     """Whether to ask this hub at all: not starfeed itself (a feed may name any URL as its hub),
     not a hub that could never reach our callback (on loopback, under `make run` without a
-    tunnel), and not one the secret would reach in clear text (§5.1: https, but for loopback)."""
+    tunnel), and not one the secret would reach in clear text (WebSub section 5.1: https, but for loopback)."""
     def loopback(url: str) -> bool:
         host = (urlsplit(url).hostname or "").lower()
         return host == "localhost" or host.endswith(".localhost") or host.startswith("127.") or host == "::1"
@@ -87,7 +87,7 @@ def wanted(push: dict | None, found: tuple[str, str] | None, now: float, setting
 
 def signature_valid(header: str | None, secret: str | None, body: bytes) -> bool:
     """X-Hub-Signature: method=hex, an HMAC of the exact body with the subscription's secret
-    (sha1, sha256, sha384 or sha512, as §8 allows)."""
+    (sha1, sha256, sha384 or sha512, as WebSub section 8 allows)."""
     if not header or not secret or "=" not in header:
         return False
     method, _, given = header.strip().partition("=")
@@ -100,7 +100,7 @@ def signature_valid(header: str | None, secret: str | None, body: bytes) -> bool
 
 def verified(push: dict | None, mode: str | None, topic: str | None, lease: str | None, reason: str | None,
              now: float, settings: Settings) -> tuple[bool, dict | None]:
-    """A hub's verification of intent (§5.3) or denial (§5.2): (whether we agree, the subscription
+    """A hub's verification of intent (WebSub section 5.3) or denial (section 5.2): (whether we agree, the subscription
     to store then; None clears it). We agree only to what we asked for: a pending subscription
     (or renewal) or unsubscription of the same topic, or a denial of one."""
     if not push or not topic or topic != push.get("topic"):

@@ -115,7 +115,7 @@ class RestApi:
     def openapi_document(self) -> str:
         return self.app.get_openapi_json_schema(
             title="starfeed", version=VERSION,
-            description="Feeds, entries and raw payloads of a starfeed deployment (seed 003 §9.2). Lists are "
+            description="Feeds, entries and raw payloads of a starfeed deployment. Lists are "
                         "paged: follow `next` or the Link rel=next header. Errors are RFC 9457 problems.",
             servers=[Server(url=self.base().rstrip("/") or "/")],
             **(SIGV4 if self.storage.settings.api_auth == "iam" else {}))
@@ -125,7 +125,7 @@ class RestApi:
             return FORBIDDEN
         event = {**event, "rawPath": routed_path(event.get("rawPath") or "/")}
         http = (event.get("requestContext") or {}).get("http") or {}
-        if http.get("method") == "HEAD":  # RFC 9110 §9.3.2: GET's answer without its body
+        if http.get("method") == "HEAD":  # RFC 9110 section 9.3.2: GET's answer without its body
             event["requestContext"] = {**event["requestContext"], "http": {**http, "method": "GET"}}
             return {**self.app.resolve(event, context), "body": "", "isBase64Encoded": False}
         return self.app.resolve(event, context)

@@ -124,7 +124,7 @@ class Enclosure(BaseModel):
 
 
 class Entry(BaseModel):
-    """Seed 003 §5.2's normalized entry, with what starfeed adds: its warnings, seed 004's
+    """A normalized entry, with what starfeed adds: its warnings, the analyzer's
     analyzer_result, and its links."""
 
     entry_uid: str

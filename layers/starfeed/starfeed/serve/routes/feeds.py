@@ -1,7 +1,7 @@
 """The feeds: the aggregate and each collection's as the renderer published them, each source's
 built when asked (from its stored entries, as the renderer would), in the format asked for, with
-their older pages (`?before=CURSOR`, and `?after=CURSOR` for their previous links, RFC 5005 §3);
-seed 004's proxy by a source's URL and its max_score; and the OPML lists."""
+their older pages (`?before=CURSOR`, and `?after=CURSOR` for their previous links, RFC 5005 section 3);
+the proxy by a source's URL (docs/design.md#feed-proxy) and its max_score; and the OPML lists."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def router(served: Served) -> Router:
 
     @routes.get("/rss", compress=True)
     def by_url():
-        """Seed 004's proxy: one source's RSS by the source's own URL."""
+        """The proxy (docs/design.md#feed-proxy): one source's RSS by the source's own URL."""
         url = served.url_param("expected /rss?url=ENCODED_FEED_URL (an http or https URL)")
         max_score = served.max_score()
         source = sources.find_by_url(url)
@@ -79,7 +79,7 @@ def router(served: Served) -> Router:
         return _refused(source) or feed(f"s/{source.source_id}/feed", RSS, source)
 
     def scored(source, extension: str | None, max_score: float):
-        """Seed 004 §8: a source's feed without the items scoring above max_score."""
+        """A source's feed without the items scoring above max_score (docs/design.md#max-score)."""
         refused = _refused(source)
         if refused:
             return refused

@@ -1,4 +1,5 @@
-"""Seed 004's lookup APIs: an article by its link, and a site's feeds by its root domain."""
+"""The lookup APIs (docs/design.md#item-lookup, docs/design.md#site-lookup): an article by its
+link, and a site's feeds by its root domain."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def router(served: Served) -> Router:
 
         url = served.url_param("expected /api/item?url=ARTICLE_URL (an http or https URL)")
         max_score = served.max_score()
-        # The newest copy among the live sources' (seed 004 §6: a link may be in several feeds);
+        # The newest copy among the live sources' (a link may be in several feeds: docs/design.md#entry-id);
         # with max_score, the newest that passes it.
         entries = storage.entries.with_link(url)
         sources = storage.sources.get_many({e.feed_id for e in entries}) if entries else {}
