@@ -45,7 +45,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python -m starfeed.bench.schedsim --generate .starfeed/bench-population.jsonl --feeds 1000 --seed 1
 	$(BIN)/python -m starfeed.bench.schedsim --population .starfeed/bench-population.jsonl
 
-# The monthly bill from measured request counts and durations, and dated list prices (issue 20).
+# The monthly bill from measured request counts and durations, and dated list prices (docs/design.md#target-cost).
 cost: $(VENV)/.installed
 	$(BIN)/python -m starfeed.bench.cost
 

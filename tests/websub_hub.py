@@ -1,7 +1,7 @@
 """A WebSub hub on loopback, written from the W3C Recommendation, for the subscriber's tests: it
-takes subscription requests (§5.1, answering 202), verifies the subscriber's intent at its
-callback (§5.3) or denies (§5.2), and distributes content signed with the subscription's secret
-(§7, §8)."""
+takes subscription requests (section 5.1, answering 202), verifies the subscriber's intent at its
+callback (section 5.3) or denies (section 5.2), and distributes content signed with the
+subscription's secret (sections 7 and 8)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ class Hub:
             query["hub.lease_seconds"] = str(lease)
         response = requests.get(f"{self.callback(callback)}?{urlencode(query)}", timeout=10)
         self.verifications.append((mode, response.status_code, response.text))
-        if response.status_code // 100 == 2 and response.text == challenge:  # §5.3: confirmed
+        if response.status_code // 100 == 2 and response.text == challenge:  # section 5.3: confirmed
             if mode == "subscribe":
                 self.active[callback] = Subscription(callback, form["hub.topic"], form.get("hub.secret", ""), lease)
             else:
@@ -83,7 +83,7 @@ class Hub:
 
     def distribute(self, topic: str, body: bytes, content_type: str = "application/rss+xml",
                    method: str | None = "sha256", secret: str | None = None) -> list[requests.Response]:
-        """§7: the content to every subscriber of the topic, signed per §8 (method None: unsigned;
+        """Section 7: the content to every subscriber of the topic, signed per section 8 (method None: unsigned;
         secret: sign with this one instead of the subscription's, as a forger would)."""
         answers = []
         for subscription in [s for s in self.active.values() if s.topic == topic]:

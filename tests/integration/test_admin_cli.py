@@ -1,6 +1,7 @@
-"""Seed 004 §9's admin commands against the local stack, as an operator sees them: remove is a soft
-delete that restore undoes and purge finishes, sync refuses what it must, `--no-root-domain`, the
-root-domain commands, and what `source list` shows of each source."""
+"""The admin commands (docs/design.md#source-states, docs/design.md#resurrection) against the local
+stack, as an operator sees them: remove is a soft delete that restore undoes and purge finishes,
+sync refuses what it must, `--no-root-domain`, the root-domain commands, and what `source list`
+shows of each source."""
 
 import time
 

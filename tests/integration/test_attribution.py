@@ -1,7 +1,7 @@
-"""Issue 15 point 3, through the local stack: every item of the aggregate and of a collection names
-the source it came from, in RSS (<source url>), Atom (<source> with title, id and link), JSON Feed
-(_starfeed.source) and the HTML index; one article seen through two sources appears once; a
-source's own feed carries the language its feed declares."""
+"""Attribution (docs/design.md#feed-content), through the local stack: every item of the aggregate
+and of a collection names the source it came from, in RSS (<source url>), Atom (<source> with title,
+id and link), JSON Feed (_starfeed.source) and the HTML index; one article seen through two sources
+appears once; a source's own feed carries the language its feed declares."""
 
 import json
 import time

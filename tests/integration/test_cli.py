@@ -21,9 +21,9 @@ def test_add_says_what_the_first_fetch_keeps_and_list_fits_100_columns(stack, ca
     source_id = out.split()[1]
     lines = out.splitlines()
     assert 'found: RSS 2.0 "CLI feed", 2 entries' in lines
-    # Published a minute before the subscription: seed 002's first-poll filter, in words.
-    assert ("first fetch: 2 entries, 0 published since you subscribed: they stay out by seed 002's "
-            "first-poll filter; --backfill N keeps the newest N") in lines
+    # Published a minute before the subscription: the first-fetch filter (docs/design.md#first-fetch), in words.
+    assert ("first fetch: 2 entries, 0 published since you subscribed: they stay out, as a new subscription "
+            "keeps only what is published after it; --backfill N keeps the newest N") in lines
     assert run(capsys, "source", "add", url)[1].startswith(f"already subscribed: {source_id}")
     stack.run_cycle()
     code, out, _ = run(capsys, "source", "list")
@@ -33,7 +33,7 @@ def test_add_says_what_the_first_fetch_keeps_and_list_fits_100_columns(stack, ca
     row = row_of(out, source_id)
     assert row.split()[1:4] == ["ok", "on", "in"] and row.split()[5:8] == ["0", "2", "127.0.0.1"]
     assert "CLI feed" in row
-    assert "DROPPED: entries the last fetch left out by seed 002's filters" in out
+    assert "DROPPED: entries the last fetch left out by the date filters" in out
     wide = row_of(run(capsys, "source", "list", "--wide")[1], source_id)
     assert url in wide and "published before you subscribed" in wide
     listed = {s["source_id"]: s for s in json.loads(run(capsys, "source", "list", "--json")[1])}
@@ -49,13 +49,13 @@ def test_add_says_what_the_first_fetch_keeps_and_list_fits_100_columns(stack, ca
 
 def test_backfill_keeps_the_newest_n_of_the_first_fetch(stack, capsys, origin):
     old = rss(*[(f"bf{n}", f"Backfilled {n}") for n in range(4)], title="Backlog",
-              newest=time.time() - 30 * 86400)  # a month old: both seed 002 filters apply
+              newest=time.time() - 30 * 86400)  # a month old: both date filters apply (docs/design.md#filters)
     url = origin.serve("/backfill.xml", Reply(200, old))
     code, out, _ = run(capsys, "source", "add", url, "--backfill", "2")
     assert code == 0, out
     source_id = out.split()[1]
     assert "first fetch: 4 entries, 2 shown after the first fetch: 2 older than 7 days stay out by " \
-           "seed 002's age filter; --backfill 2 keeps the newest 2 whatever their dates" in out
+           "the age filter; --backfill 2 keeps the newest 2 whatever their dates" in out
     stack.run_cycle()
     served = json.loads(body_of(http_get(stack, f"/s/{source_id}/feed.json")))
     assert [i["title"] for i in served["items"]] == ["Backfilled 0", "Backfilled 1"]
@@ -166,7 +166,7 @@ def test_opml_import_keeps_folders_and_shows_progress(stack, storage, capsys, tm
     assert "--no-check" in out and "--backfill N keeps the newest N" in out
     # Each added line says what its first fetch keeps; the summary says why the rest stay out.
     assert "3 of the 3 added show nothing until they publish again; their first fetches leave out " \
-           "entries: 3 published before you subscribed (seed 002's first-poll filter)" in out
+           "entries: 3 published before you subscribed (the first-fetch filter)" in out
     assert sum("1 entry, 0 published since you subscribed" in line for line in progress) == 3
     sources = {s.url: s for s in stack_sources(stack)}
     assert sources[urls[0]].collections == []

@@ -1,4 +1,4 @@
-"""Seed 004's deframing end to end on the local stack: a deframed source's new entries are
+"""Deframing (docs/design.md#deframing) end to end on the local stack: a deframed source's new entries are
 downloaded (robots.txt honoured), analyzed by the mock, stored, and served with and without
 max_score; the daily budget holds entries back until the next day without losing them."""
 

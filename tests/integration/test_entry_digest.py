@@ -1,4 +1,4 @@
-"""Issue 20: a source's entry digest (parse/digest.py) against the local stack's DynamoDB: what the
+"""A source's entry digest (docs/design.md#sightings) (parse/digest.py) against the local stack's DynamoDB: what the
 REST API shows of stored entries after fetched, pushed and archived documents."""
 
 import time

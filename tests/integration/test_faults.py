@@ -1,4 +1,4 @@
-"""Issue 14: AWS faults through the local stack. Each ends with no entry lost, none duplicated,
+"""AWS faults through the local stack (docs/design.md#failure-isolation). Each ends with no entry lost, none duplicated,
 nothing in a dead-letter queue, and the source fetching normally again without anyone acting."""
 
 import json

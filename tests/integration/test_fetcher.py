@@ -1,4 +1,4 @@
-"""Issue 3's fetcher behaviours, through the local stack with real loopback origins."""
+"""The fetcher's behaviours (docs/design.md#fetching), through the local stack with real loopback origins."""
 
 import json
 import time

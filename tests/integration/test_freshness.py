@@ -1,4 +1,4 @@
-"""Issue 15: a new render reaches every api instance within the revalidation window.
+"""A new render reaches every api instance within the revalidation window (docs/design.md#api-cache).
 
 Each instance is its own execution environment of the api function (its own cache), on a
 clock the test moves: nothing here waits for or asserts on the wall clock.

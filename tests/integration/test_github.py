@@ -1,4 +1,4 @@
-"""Issue 4: the GitHub stars of everyone followed, through the local stack and a simulated GitHub
+"""The GitHub stars of everyone followed (docs/design.md#github), through the local stack and a simulated GitHub
 API on loopback (real HTTP: Link pagination, ETag/304, rate-limit headers, failure switches)."""
 
 import io
@@ -114,7 +114,7 @@ def test_following_is_paginated_through_a_foreign_next_link_and_unfollowed_accou
     assert sum(1 for u in users.values() if u.enabled) == 228
 
 
-def test_stars_arrive_as_seed_000_items_with_conditional_requests_and_stop_at_a_known_star(stack, github, capsys):
+def test_stars_arrive_as_github_feed_items_with_conditional_requests_and_stop_at_a_known_star(stack, github, capsys):
     clock = Clock()
     now = clock()
     history = [(now - d * 86400, i) for i, d in enumerate((45, 20, 10, 3, 1))]  # 45 days ago is too old
@@ -142,7 +142,7 @@ def test_stars_arrive_as_seed_000_items_with_conditional_requests_and_stop_at_a_
     assert again.status == "not-modified" and again.last_fetch_at > dana.last_fetch_at
     assert (again.entry_count, again.github.last_starred_at, again.interval) == (4, dana.github.last_starred_at, dana.interval)
 
-    # Dana stars rust-lang/rust now (seed 000's dana, at render time newest first).
+    # Dana stars rust-lang/rust now (newest first at render time, docs/design.md#github-feed).
     sim.accounts["dana"].stars.append((now + 60, 0))
     clock.offset = 120
     storage.sources.change(dana.source_id, {"next_check_at": time.time()})

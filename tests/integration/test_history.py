@@ -1,4 +1,4 @@
-"""A source's history (issue 19, item 3): its RFC 5005 archive walked once through the history
+"""A source's history (docs/design.md#archives): its RFC 5005 archive walked once through the history
 queue, each document fetched once, its entries kept whatever their dates and marked backfilled;
 the walk stops at the end, at a loop, at a broken link, at the limits, and says why."""
 

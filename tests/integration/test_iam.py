@@ -1,4 +1,4 @@
-"""Issue 14: each function's IAM policy in template.yaml grants exactly what its code calls.
+"""Each function's IAM policy in template.yaml grants exactly what its code calls.
 
 A scenario drives every function through the local stack (feeds, a host pause, a failed record,
 GitHub with its token, removal and disabling, every public route) while each AWS call is

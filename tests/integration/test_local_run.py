@@ -101,7 +101,7 @@ def test_a_first_run_serves_the_demo_feeds_and_stops_cleanly(tmp_path):
 
 def test_sources_schedule_and_entries_survive_a_restart_without_their_origin(tmp_path):
     origin = Origin()
-    # Published after the CLI subscribes: seed 002 skips a new source's older items.
+    # Published after the CLI subscribes: a new source keeps nothing older (docs/design.md#first-fetch).
     url = origin.serve("/kept.xml", Reply(200, rss(("k1", "Kept one"), ("k2", "Kept two"),
                                                    title="Kept", newest=time.time() + 120)))
     first = LocalRun(tmp_path)

@@ -1,5 +1,6 @@
-"""Seed 003 §9.1: each entry stored for the first time is a NewEntry event on the stack's
-EventBridge bus, as a program attached by a rule (here one targeting an SQS queue) receives it."""
+"""NewEntry events (docs/design.md#new-entry-event): each entry stored for the first time is a
+NewEntry event on the stack's EventBridge bus, as a program attached by a rule (here one targeting
+an SQS queue) receives it."""
 
 import json
 import time

@@ -1,4 +1,4 @@
-"""Issue 20: a fetch through the local stack logs seed 003's fields as JSON and its EMF metrics
+"""A fetch through the local stack logs its fields (docs/design.md#log-fields) as JSON and its EMF metrics
 carry no feed; no secret reaches a log line; template.yaml holds the tracing, the dashboard, the
 alarms and the optional email."""
 
@@ -42,7 +42,7 @@ def _json_lines(text):
     return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
 
 
-def test_a_fetch_logs_seed_003s_fields_and_emits_metrics_without_the_feed(stack, storage, origin, json_logs,
+def test_a_fetch_logs_its_fields_and_emits_metrics_without_the_feed(stack, storage, origin, json_logs,
                                                                         capsys):
     url = origin.serve("/observed.xml", Reply(200, rss(("o1", "One"), ("o2", "Two")), {"ETag": '"v1"'}),
                        Reply(304, headers={"ETag": '"v1"'}))

@@ -1,4 +1,4 @@
-"""Issue 15: /subscriptions.opml read back with listparser, imported with `starfeed opml import`,
+"""/subscriptions.opml (docs/design.md#opml) read back with listparser, imported with `starfeed opml import`,
 gives the same subscriptions and collections; GitHub accounts travel as starfeed's GitHub feed."""
 
 import time

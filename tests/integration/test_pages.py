@@ -1,6 +1,6 @@
-"""RFC 5005 §3 paged feeds and Link headers: a reader walking rel="next" sees every stored entry
-once and stops, and walking rel="previous" back sees the same pages; every feed names itself in a
-Link header."""
+"""RFC 5005 section 3 paged feeds (docs/design.md#paging) and Link headers: a reader walking
+rel="next" sees every stored entry once and stops, and walking rel="previous" back sees the same
+pages; every feed names itself in a Link header."""
 
 import json
 import time

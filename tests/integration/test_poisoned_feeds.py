@@ -1,4 +1,4 @@
-"""Issue 14: poisoned feeds on one host beside a healthy one. The healthy feed's entries are
+"""Poisoned feeds on one host beside a healthy one (docs/design.md#failure-isolation). The healthy feed's entries are
 served after one scheduler cycle, every poisoned source shows what happened, nothing reaches a
 dead-letter queue, and every document served stays well-formed and free of script URLs."""
 

@@ -1,4 +1,4 @@
-"""Issue 14 (a), (b), (d): poisoned stored data costs the renderer one target, never its batch, and
+"""Poisoned stored data (docs/design.md#failure-isolation) costs the renderer one target, never its batch, and
 nothing it publishes carries a script link or a subscription's credentials."""
 
 import copy

@@ -1,4 +1,4 @@
-"""The REST API under /api/v1 (seed 003 §9.2), through the HTTP bridge as a program calls it:
+"""The REST API under /api/v1 (docs/design.md#rest-api), through the HTTP bridge as a program calls it:
 every route, its answers checked against the OpenAPI document it serves, paging by Link headers,
 RFC 9457 problems, and the IAM gate."""
 

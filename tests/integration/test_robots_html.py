@@ -1,4 +1,4 @@
-"""robots.txt for what starfeed crawls (issue 19, item 4): website sources and the HTML pages whose
+"""robots.txt for what starfeed crawls (docs/design.md#robots): website sources and the HTML pages whose
 feeds `source add` discovers honour it for our token; feeds do not; Crawl-delay holds the host."""
 
 import time

@@ -1,4 +1,5 @@
-"""Issue 7's leases, policies and CLI verbs through the local stack."""
+"""Leases, failure policies and CLI verbs (docs/design.md#leases, docs/design.md#failure-policy) through the
+local stack."""
 
 import json
 import threading

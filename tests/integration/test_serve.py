@@ -1,4 +1,4 @@
-"""Issue 5: what feed readers meet, through the api function with API Gateway v2 events."""
+"""What feed readers meet (docs/design.md#serving), through the api function with API Gateway v2 events."""
 
 import base64
 import email.utils
@@ -38,7 +38,7 @@ def test_collections_have_their_own_feeds_and_pages(stack, storage, origin):
     assert storage.collections.members("tech") and a.source_id in storage.collections.members("tech")
 
 
-def test_rss_by_url_follows_seed_004(stack, storage, origin):
+def test_rss_by_url_serves_the_source_feed(stack, storage, origin):
     url = origin.serve("/byurl.xml", Reply(200, rss(("u", "By URL"))))
     source = subscribe(storage, url)
     before = http_get(stack, "/rss?url=" + url)  # built when asked: empty until its first fetch
@@ -86,8 +86,9 @@ def fresh_get(stack, path: str) -> dict:
 
 
 def test_every_feed_opml_xml_lists_exists(stack, storage, origin):
-    """Issue 15: /opml.xml listed the GitHub follow list's feed and collections never rendered,
-    which answer 404. Every URL it lists is fetched here through the api function."""
+    """/opml.xml lists built feeds only (docs/design.md#opml): it listed the GitHub follow list's
+    feed and collections never rendered, which answer 404. Every URL it lists is fetched here
+    through the api function."""
     from starfeed.model import Source, source_id_for
     from starfeed.render import SOURCES_SUMMARY
     from starfeed.render.job import render_targets

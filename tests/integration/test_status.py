@@ -1,4 +1,4 @@
-"""Issue 20: `starfeed status`, one screen for an operator, against the local stack: the SLOs
+"""`starfeed status` (docs/design.md#slos), one screen for an operator, against the local stack: the SLOs
 measured from real fetches, the queues and a dead letter with the command that sends it back,
 sources by status, GitHub's rate limit and the last scheduler run."""
 

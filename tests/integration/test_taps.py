@@ -1,5 +1,6 @@
-"""Seed 003 §9.3: new entries as NDJSON in the raw bucket, partitioned by day, and `starfeed tap
-export` writing the seed's layout with the raw bytes each fetch received."""
+"""The NDJSON taps (docs/design.md#ndjson-taps): new entries as NDJSON in the raw bucket,
+partitioned by day, and `starfeed tap export` writing their layout with the raw bytes each fetch
+received."""
 
 import json
 import time

@@ -1,4 +1,4 @@
-"""Issue 14 (c), (d): unsubscribed means unpublished, and the views that list every source read
+"""Unsubscribed means unpublished (docs/design.md#source-states), and the views that list every source read
 the summary the renderer keeps when asked (the CLI and the fetcher ask when a listing changes)."""
 
 import json

@@ -1,4 +1,4 @@
-"""WebSub publishing (issue 19, item 2): with a hub configured, each render tells it which feed
+"""WebSub publishing (docs/design.md#websub): with a hub configured, each render tells it which feed
 URLs changed; a hub that fails is told again at the next render."""
 
 import logging

@@ -1,4 +1,4 @@
-"""The WebSub subscriber (issue 19, item 1) against a loopback hub written from the spec: a feed
+"""The WebSub subscriber (docs/design.md#websub) against a loopback hub written from the spec: a feed
 that announces a hub is subscribed to, verified at our callback, pushed to (signed pushes taken,
 forged, unsigned and oversized ones not), polled daily while verified, renewed, denied, and
 unsubscribed when removed."""

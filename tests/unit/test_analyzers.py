@@ -1,4 +1,4 @@
-"""Seed 004's analyzers: the mock's deterministic results, and Bedrock's Converse API through
+"""The analyzers (docs/design.md#analyzers): the mock's deterministic results, and Bedrock's Converse API through
 boto3 against a loopback server speaking its wire format (a throttled call retried, a malformed
 answer refused)."""
 

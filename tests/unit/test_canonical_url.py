@@ -1,4 +1,5 @@
-"""Issue 14: one spelling of a URL, read alike by every parser, or a refusal that says why. Pure."""
+"""One spelling of a URL (docs/design.md#canonical-links), read alike by every parser, or a refusal
+that says why. Pure."""
 
 from __future__ import annotations
 

@@ -59,7 +59,8 @@ def assert_inert(html: str | None, where: str) -> None:
 
 
 def assert_fits(ingested, where: str) -> None:
-    """Issue 14: whatever the input, a recorded outcome, and entries that fit storage and render."""
+    """Whatever the input (docs/design.md#failure-isolation), a recorded outcome, and entries that
+    fit storage and render."""
     assert ingested.error or ingested.format, where
     assert ingested.error is None or xml_safe(ingested.error) == ingested.error, where
     assert ingested.title is None or xml_safe(ingested.title) == ingested.title, where

@@ -1,5 +1,6 @@
-"""RFC 5005 §3 pages, built by render.pages.feed_page from an in-memory store: walking rel="next"
-from the first page and then rel="previous" back sees the same pages, each entry on one of them."""
+"""RFC 5005 section 3 pages (docs/design.md#paging), built by render.pages.feed_page from an
+in-memory store: walking rel="next" from the first page and then rel="previous" back sees the same
+pages, each entry on one of them."""
 
 import calendar
 import random

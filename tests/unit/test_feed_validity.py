@@ -1,7 +1,7 @@
-"""Issue 15: what starfeed publishes is valid. Every RSS and Atom document the renderer writes for
-the inputs below has no error in the W3C Feed Validator (../shared/tools/validate-feed, run as a
-subprocess, as a publisher would), and every JSON Feed validates against both JSON Feed 1.1
-schemas in ../shared/corpora/schemas.
+"""What starfeed publishes is valid (docs/design.md#feed-content). Every RSS and Atom document the
+renderer writes for the inputs below has no error in the W3C Feed Validator
+(../shared/tools/validate-feed, run as a subprocess, as a publisher would), and every JSON Feed
+validates against both JSON Feed 1.1 schemas in ../shared/corpora/schemas.
 
 The inputs: a representative selection of ../shared/corpora/real-feeds (podcasts, xml:base and
 relative links, in-page anchors, non-URI and invalid ids, IRIs, feed-level authors, JSON Feeds,
@@ -161,7 +161,8 @@ def demo_feeds() -> tuple[dict[str, Source], list[Entry]]:
 
 
 def github_stars() -> tuple[dict[str, Source], list[Entry]]:
-    """Seed 000's items: accounts starring repositories, one star twice (two people, two items)."""
+    """GitHub star items (docs/design.md#github-feed): accounts starring repositories, one star
+    twice (two people, two items)."""
     settings = Settings()
     repos = [("rust-lang/rust", "Empowering everyone to build reliable & efficient software.", "Rust"),
              ("python/cpython", "The Python programming language", "Python"),
@@ -203,7 +204,7 @@ def documents() -> dict[str, tuple[bytes, str]]:
                                                            f"{BASE}/c/demo/", BASE), demo_sources, demo_entries, fmt)
         out[f"github.{fmt}"] = mixed_feed(github_meta("c/github/feed", len(star_sources), BASE), star_sources,
                                           star_entries, fmt)
-        # An older page (RFC 5005 §3) of a feed that announces a WebSub hub: first, previous, next
+        # An older page (RFC 5005 section 3) of a feed that announces a WebSub hub: first, previous, next
         # and hub links.
         out[f"page-3-with-hub.{fmt}"] = mixed_feed(FeedMeta(
             "c/demo/feed", "starfeed: demo", "The demo collection", f"{BASE}/c/demo/", BASE, query="?before=MjAyNg",

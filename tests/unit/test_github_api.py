@@ -1,4 +1,4 @@
-"""GitHub responses read as seed 000 and GitHub's documentation say: pure, no network."""
+"""GitHub responses read as docs/design.md#github and GitHub's documentation say: pure, no network."""
 
 import json
 
@@ -58,7 +58,7 @@ STAR = {"starred_at": "2025-10-17T03:00:00Z",
                  "description": "Empowering <b>everyone</b> & more", "language": "Rust", "stargazers_count": 98000}}
 
 
-def test_seed_000_bob_stars_rust_lang_rust():
+def test_bob_stars_rust_lang_rust():
     [star] = stars_of(json.dumps([STAR]).encode())
     entry = star_entry("bob", star, "src", NOW)
     assert entry.title == "bob starred rust-lang/rust"

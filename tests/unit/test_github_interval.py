@@ -1,4 +1,4 @@
-"""Seed 000's scenarios for the per-user interval, and every GitHub verdict's decision."""
+"""The per-account interval's cases (docs/design.md#github-interval), and every GitHub verdict's decision."""
 
 import random
 
@@ -41,7 +41,7 @@ def test_grace_at_45_minutes_is_high_activity():
 
 
 def test_seeding_averages_all_gaps_before_the_first_update():
-    # Gaps 60 and 120: seed 90, then 0.3 * 120 + 0.7 * 90 = 99.
+    # Gaps 60 and 120: their mean 90 starts the EMA, then 0.3 * 120 + 0.7 * 90 = 99.
     result = user_interval(stars(0, 60, 180), None, 2, default=60, low=10, high=10080)
     assert round(result.minutes, 6) == 99 and result.tier == "medium"
 

@@ -1,4 +1,4 @@
-"""Issue 14: the GitHub token goes to the configured API origin (scheme, host, port) only.
+"""The GitHub token goes to the configured API origin (scheme, host, port) only.
 
 Two real servers on loopback: the API, and another origin on the same host (another port) that
 records whatever reaches it."""

@@ -1,4 +1,4 @@
-"""Issue 19: the received-events timeline as hints. Which stars are new in a read, when a read
+"""The received-events timeline as hints (docs/design.md#github-timeline). Which stars are new in a read, when a read
 goes on to the next page, what a gap means, and how an announced account is polled."""
 
 import json

@@ -15,7 +15,7 @@ def choose(accept):
 
 
 @pytest.mark.parametrize("accept, expected", [
-    # Seed 001's table and its tests.
+    # The negotiation table's cases (docs/design.md#negotiation).
     ("application/atom+xml", "atom"),
     ("application/json", "json"),
     ("application/rss+xml, application/atom+xml;q=0.9", "rss"),
@@ -43,7 +43,7 @@ def test_seed_and_rfc_examples(accept, expected):
 
 
 # Where the two libraries give no answer (nothing acceptable among the three canonical types),
-# seed 001 still picks a format: its aliases, or RSS as the default unless RSS is refused.
+# negotiation still picks a format: its aliases, or RSS as the default unless RSS is refused.
 SEED_ANSWERS = {"application/json": "json", "application/xml": "rss", "text/xml": "rss",
                 "*/*;q=0": 406}
 FORMAT_OF = {"application/rss+xml": "rss", "application/atom+xml": "atom",

@@ -1,4 +1,4 @@
-"""Properties of entry normalization over generated input (issue 14): feedparser-shaped entry
+"""Properties of entry normalization over generated input (docs/design.md#entries): feedparser-shaped entry
 dicts whose every member may be of any type, with text that holds control characters, lone
 surrogates, markup, entities and megabytes. Whatever comes in, normalization does not raise and
 every entry fits storage and rendering (parse.fit.misfits); the same input gives the same uid."""

@@ -1,4 +1,4 @@
-"""Issue 20: what starfeed.observe makes of a fetch (log keys, EMF metrics) and the scheduler's
+"""What starfeed.observe makes of a fetch (log keys, EMF metrics) and the scheduler's
 without AWS."""
 
 import io
@@ -117,7 +117,7 @@ def test_by_default_emf_sends_the_core_metrics_within_the_free_ten(monkeypatch, 
     assert "NotModified" not in _emf(capsys.readouterr().out)[0]  # the same bytes again: not a 304
 
 
-def test_detailed_metrics_send_seed_003s_whole_list(monkeypatch, capsys):
+def test_detailed_metrics_send_the_whole_list(monkeypatch, capsys):
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
     monkeypatch.setenv("STARFEED_DETAILED_METRICS", "true")
     out, (names, classes) = _two_fetches(capsys)

@@ -1,4 +1,4 @@
-"""The scheduler's pace (issue 7): a horizon and an activity threshold derived from every source."""
+"""The scheduler's pace (docs/design.md#pace): a horizon and an activity threshold derived from every source."""
 
 import math
 import random

@@ -1,4 +1,4 @@
-"""Seed 002's filters with its own dates, JSON Feed, HTML pages, and the parser's limits."""
+"""The date filters (docs/design.md#filters) with their own cases, JSON Feed, HTML pages, and the parser's limits."""
 
 import calendar
 import json
@@ -36,7 +36,7 @@ NOW = epoch("2026-02-17T12:30:00Z")
     (POLLED, "2026-02-01T00:00:00Z", False),  # older than 7 days
     (POLLED, None, True),  # no date: never filtered by age
 ])
-def test_seed_002_scenarios(source, published, kept):
+def test_age_and_first_fetch_filters(source, published, kept):
     result = filter_entries([entry(published)], source, NOW, max_age_days=7)
     assert bool(result.kept) is kept
 

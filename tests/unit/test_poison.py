@@ -1,4 +1,4 @@
-"""Issue 14's poisoned feeds and their families, in tests/data/poison: beside each input,
+"""Poisoned feeds (docs/design.md#fitting) and their families, in tests/data/poison: beside each input,
 <file>.expected.json says what survives ingest (the error, the channel's title and link, and per
 entry its uid, link, dates and warnings). A value "re:<pattern>" must match the whole field;
 "count:<field>" is the field's length, "endswith:<field>" the field's end. Every entry must also

@@ -15,7 +15,7 @@ from starfeed.urlpolicy import redact
     ("https://example.org/f?a%5Ftoken=abc", "https://example.org/f?a%5Ftoken=REDACTED"),
     # Old servers (and Python before 3.10) also split a query on ";".
     ("https://example.org/f?page=2;token=abc", "https://example.org/f?page=2;token=REDACTED"),
-    # Path parameters (RFC 3986 §3.3), as Java servers put sessions in them.
+    # Path parameters (RFC 3986 section 3.3), as Java servers put sessions in them.
     ("https://example.org/feed;jsessionid=abc/rss", "https://example.org/feed;jsessionid=REDACTED/rss"),
     ("https://example.org/feed;token=abc", "https://example.org/feed;token=REDACTED"),
     ("https://example.org/a=b/feed", "https://example.org/a=b/feed"),  # no ";": a plain segment

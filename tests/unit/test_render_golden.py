@@ -1,4 +1,4 @@
-"""Issue 15's fidelity, as golden files: each feed in tests/data/render goes through the fetcher's
+"""Fidelity (docs/design.md#feed-content), as golden files: each feed in tests/data/render goes through the fetcher's
 ingest and the renderer as its own feed would (s/<id>/feed), and all of them together as the
 aggregate; every output must equal the expected file beside its input (<case>.expected.xml,
 .atom, .json; aggregate.expected.*). Then each trait the inputs were written for is asserted on
@@ -222,7 +222,7 @@ def test_a_missing_title_stays_missing_where_the_format_allows():
     assert "title" not in json_item("podcast.xml", "note-11")
     assert "title" not in json_item("notes.json", "notiz-41")
     assert "title" not in json_item("essay.atom", "https://essais.example.fr/blog/billet 7")
-    # Atom requires the element; it may be empty (RFC 4287 §3.1), and is.
+    # Atom requires the element; it may be empty (RFC 4287 section 3.1), and is.
     assert atom_entry("essay.atom", "https://essais.example.fr/blog/billets/7").findtext(f"{A}title") in ("", None)
     assert atom_entry("podcast.xml", "https://podcast.example.com/notes/11").findtext(f"{A}title") in ("", None)
 

@@ -1,4 +1,4 @@
-"""Issue 14: whatever the store holds, every document the renderer writes is well-formed, links
+"""Whatever the store holds (docs/design.md#failure-isolation), every document the renderer writes is well-formed, links
 only to http(s) (mailto where a format has an address), and one bad entry costs itself only."""
 
 import json

@@ -1,4 +1,4 @@
-"""robots.txt's answers for article pages, and seed 004's max_score and deframed items. Pure."""
+"""robots.txt's answers for article pages, and max_score (docs/design.md#max-score) and deframed items. Pure."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Seed 004's site key (`feed list-by-root-domain`): the registrable domain, from the Public Suffix
+"""The site key (docs/design.md#root-domain; `feed list-by-root-domain`): the registrable domain, from the Public Suffix
 List snapshot bundled with tldextract, never from the network."""
 
 import socket

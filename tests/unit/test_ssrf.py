@@ -1,4 +1,4 @@
-"""Issue 14: SSRF is closed where the socket is opened, and credentials stay with their origin.
+"""SSRF is closed where the socket is opened, and credentials stay with their origin.
 
 Real servers on loopback. A Listener stands for what must never be reached (a metadata service, an
 admin port): it counts the connections it accepts. Fake DNS names go through guard.resolve; a name
