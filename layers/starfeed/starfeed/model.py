@@ -52,7 +52,7 @@ def _public_suffixes():
 
 
 class Policy(StrEnum):
-    """What a failed fetch does to a source's schedule (docs/design.md#failure-policies)."""
+    """What a failed fetch does to a source's schedule (docs/design.md#failure-policy)."""
 
     BACKOFF = "backoff"  # wait 2^failures times its interval, capped; the circuit breaker parks it
     ONE_STRIKE = "one-strike"  # parked at its first failure, until `source sync`
@@ -132,7 +132,7 @@ class GitHubAccount:
     login: str = ""
     user_id: int | None = None
     last_starred_at: str | None = None  # RFC 3339: the newest star stored
-    tier: str | None = None  # high | medium | low (docs/design.md#github-accounts)
+    tier: str | None = None  # high | medium | low (docs/design.md#github-tiers)
     # When the timeline last made it due, and whether its latest new stars came by such a hint
     # (then its own poll may stretch to the safety net's).
     hinted_at: float | None = None

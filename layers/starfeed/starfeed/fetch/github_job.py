@@ -1,4 +1,4 @@
-"""Fetch one leased GitHub source (docs/design.md#github-accounts), whatever its kind reads (the
+"""Fetch one leased GitHub source (docs/design.md#github), whatever its kind reads (the
 follow list, an account's stars, the timeline): its raw pages stored before they are read, what
 it found kept by its kind, the outcome and the next check written back.
 

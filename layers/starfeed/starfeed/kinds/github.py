@@ -1,4 +1,4 @@
-"""GitHub as a person manages it (docs/design.md#github-accounts), across its three kinds of
+"""GitHub as a person manages it (docs/design.md#github), across its three kinds of
 source: resume polling after a token is stored or a sync is asked for, and the state
 `starfeed github status` shows."""
 

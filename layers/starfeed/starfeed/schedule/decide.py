@@ -43,7 +43,7 @@ class Decision:
     publications: tuple[float, ...] = ()  # the latest publication times, ascending
     dead: bool = False  # parked: off the schedule until a sync
     hour_counts: tuple[int, ...] = ()  # publications seen per UTC hour of day (rhythm model)
-    tier: str | None = None  # GitHub accounts: the label of their interval (docs/design.md#github-accounts)
+    tier: str | None = None  # GitHub accounts: the label of their interval (docs/design.md#github-tiers)
 
 
 def decide_fetch(source: Source, outcome: FetchOutcome, settings: Settings, now: float,

@@ -1,4 +1,4 @@
-"""The next check of each GitHub kind (docs/design.md#github-accounts): a followed account's
+"""The next check of each GitHub kind (docs/design.md#github): a followed account's
 polling interval, an EMA of the gaps between its stars; the follow list's daily re-sync; and the
 received-events timeline's reads, whose hints make an account due the moment it stars.
 

@@ -1,5 +1,5 @@
 """The failure policies every kind of source follows, in one place: the circuit breaker, one
-strike, and polling off (docs/design.md#failure-policies). Pure."""
+strike, and polling off (docs/design.md#failure-policy). Pure."""
 
 from __future__ import annotations
 
