@@ -1,5 +1,7 @@
-"""The house rules of README's "How the code is laid out", checked on the package's imports, so
-that a change which breaks one fails here rather than in a review.
+"""The house rules of README's "How the code is laid out" (RULES, which README lists word for
+word), checked on the package's imports, so that a change which breaks one fails here rather than
+in a review. The last two rules are checked on the registries they protect: test_kinds.py and
+test_formats.py.
 
 Every import counts, a function's lazy one included: a loop hidden in a function is still a loop."""
 
@@ -11,6 +13,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+RULES = (
+    "no import loops, a function's lazy import included",
+    "`store` imports only `model`, `settings` and itself: storage sits below everything",
+    "`store` decides nothing: it reads neither the entry decision's settings (`max_rewrites`, `sighting_refresh`) "
+    "nor compares content hashes; it writes what `parse/dedupe.py` decided",
+    "the pure core (`model`, `settings`, `formats`, `cursors`, `urlpolicy`, `stats`, `parse`, `schedule` but "
+    "`tick` and `dispatch`, `render` but `job` and `pages`, `enrich` but `job` and `bedrock`, "
+    "`serve/negotiate.py`, `fetch/headers.py`, `websub/subscription.py`) imports neither `store` nor boto3, "
+    "botocore, PynamoDB or requests: it is tested without I/O",
+    "only the jobs (`fetch/job.py`, `document.py`, `github_job.py`, `record.py`, `robots.py`, `history.py`, "
+    "`entries.py`, `render/job.py`, `schedule/tick.py`, `dispatch.py`, `enrich/job.py` and its model client "
+    "`enrich/bedrock.py`, and the source kinds in `kinds/`), what a job and the api both read "
+    "(`render/pages.py`), the api's routes, the CLI and what it shares (`subscribe`, `deployment`, "
+    "`rest_client`, `sources`, `taps`) reach storage",
+    "`serve` imports no job: what it builds per request it reads through `render/pages.py`",
+    "nothing below `serve` imports it",
+    "outside `kinds/`, no code compares a source's kind: it asks `kind_of(source)`",
+    "outside `formats.py`, no code spells a feed format's media type or extension",
+)
 PACKAGE = ROOT / "layers" / "starfeed" / "starfeed"
 AWS = {"boto3", "botocore", "pynamodb"}
 
@@ -144,7 +165,7 @@ def test_the_decision_finder_finds_a_decision():
 
 @pytest.mark.parametrize("module", sorted(m for m in GRAPH if _pure(m)))
 def test_the_pure_core_does_no_io(module):
-    aws = {name for name in GRAPH[module] if name.split(".")[0] in AWS or name == "requests"}
+    aws = {name for name in GRAPH[module] if name.split(".")[0] in AWS | {"requests"}}
     impure = {name for name in _ours(GRAPH, module) if not _pure(name) and name != "starfeed"}
     assert not aws and not impure, f"{module} imports {sorted(aws | impure)}: the pure core does no I/O"
 
@@ -168,3 +189,11 @@ def test_the_api_imports_no_job():
     job's own module, and whatever it imports, stays out of the api function."""
     jobs = {m: sorted(n for n in _ours(GRAPH, m) if _within(n, JOBS)) for m in GRAPH if _within(m, ("starfeed.serve",))}
     assert not {m: n for m, n in jobs.items() if n}, f"the api imports a job: {jobs}"
+
+
+def test_the_readme_lists_these_rules():
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("The rules, which `tests/unit/test_layout.py` checks"):]
+    section = section[section.index("\n- "):section.index("\n\n", section.index("\n- "))]
+    listed = [" ".join(bullet.split()).rstrip(";.") for bullet in section.split("\n- ")[1:]]
+    assert listed == list(RULES)

@@ -4,6 +4,7 @@ import hashlib
 import hmac
 
 import pytest
+from requests.utils import parse_header_links
 
 from starfeed.settings import Settings
 from starfeed.websub.subscription import discover, new_subscription, safety_check_at, signature_valid, verified, wanted
@@ -22,7 +23,7 @@ HUB = "https://hub.example/"
     (None, HUB, FEED, (HUB, FEED)), (None, HUB, None, None), (None, None, FEED, None),
     ('<javascript:alert(1)>; rel="hub"', None, FEED, None), ("garbage", None, None, None)])
 def test_discovery_takes_the_link_header_first_then_the_document(header, doc_hub, doc_self, found):
-    assert discover(header, doc_hub, doc_self, FEED) == found
+    assert discover(parse_header_links(header or ""), doc_hub, doc_self, FEED) == found
 
 
 def test_when_the_hub_is_asked():

@@ -232,7 +232,7 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
                             subsequent_indent="    "))
     print(_totals(sources))
     print(_analyzer_line(storage, sources, now))
-    print(_pace_short(storage.pace.load(), now))
+    print(_pace(storage.pace.load(), now))
 
 
 def _wide_list(storage, sources: list, now: float, deleted: bool = False) -> None:
@@ -252,7 +252,7 @@ def _wide_list(storage, sources: list, now: float, deleted: bool = False) -> Non
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
     if len(rows) == 1:
         print("(no removed sources)" if deleted else "(no sources: add one with `starfeed source add URL`)")
-    print(_pace_line(storage.pace.load(), now))
+    print(_pace(storage.pace.load(), now, wide=True))
 
 
 def _state(source, now: float | None = None) -> str:
@@ -310,21 +310,18 @@ def _analyzer_line(storage, sources: list, now: float) -> str:
             f"{'s' if deframed != 1 else ''} deframed")
 
 
-def _pace_short(stored, now: float) -> str:
+def _pace(stored, now: float, wide: bool = False) -> str:
+    """The scheduler's pace in a line: in short, or (wide) with its reference delay."""
     if stored is None:
-        return "pace: not set yet (the scheduler sets it hourly; --wide has the details)"
+        return ("pace: not computed yet (the scheduler steps it hourly)" if wide else
+                "pace: not set yet (the scheduler sets it hourly; --wide has the details)")
     pace, at = stored
+    if wide:
+        return (f"pace: an active source waits at most {span(pace.horizon)} beyond its quiet hours; active from"
+                f" {pace.active_per_day:.2f} posts a day; the entry-frequency rule's p95 delay here"
+                f" {span(pace.reference)}; stepped {ago(at, now)}")
     return (f"pace: a source posting {pace.active_per_day:.2f}+ times a day waits at most {span(pace.horizon)}"
             f" beyond its quiet hours (set {ago(at, now)})")
-
-
-def _pace_line(stored, now: float) -> str:
-    if stored is None:
-        return "pace: not computed yet (the scheduler steps it hourly)"
-    pace, at = stored
-    return (f"pace: an active source waits at most {span(pace.horizon)} beyond its quiet hours; active from"
-            f" {pace.active_per_day:.2f} posts a day; the entry-frequency rule's p95 delay here"
-            f" {span(pace.reference)}; stepped {ago(at, now)}")
 
 
 def _show(args) -> None:

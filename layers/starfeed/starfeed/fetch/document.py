@@ -12,6 +12,8 @@ from copy import deepcopy
 from dataclasses import replace
 from typing import Protocol
 
+from requests.utils import parse_header_links
+
 from starfeed import observe
 from starfeed.fetch import robots
 from starfeed.fetch.entries import store_entries
@@ -174,7 +176,8 @@ def _subscribe_if_announced(storage: Storage, source: Source, result: FetchResul
     the fetch goes on whatever happens."""
     settings = storage.settings
     try:
-        found = subscription.discover(result.headers.get("Link"), ingested.hub if ingested else None,
+        found = subscription.discover(parse_header_links(result.headers.get("Link") or ""),
+                                      ingested.hub if ingested else None,
                                       ingested.self_url if ingested else None, result.url)
         why = subscription.wanted(source.push, found, now, settings)
         if why is None:

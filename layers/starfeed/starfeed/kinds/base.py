@@ -14,7 +14,7 @@ from starfeed.settings import Settings
 
 if TYPE_CHECKING:
     from starfeed.fetch.github import GitHub, Read
-    from starfeed.parse.ingest import Ingested
+    from starfeed.parse.ingest import Ingested, Reader
     from starfeed.schedule.decide import Decision
     from starfeed.store import Storage
 
@@ -71,6 +71,10 @@ class SourceKind:
 class DocumentKind(SourceKind):
     """A kind read from one document fetched over HTTP (fetch/document.py): a feed, a web page."""
 
+    # Its reader in parse/ingest.py, by name: the parsers (feedparser, lxml) load when a document
+    # is read, not when the api asks a kind what it publishes.
+    reader: ClassVar[str]
+
     def fetch(self, storage: Storage, source: Source, before: Source, lease: float | None, now: float,
               rng: random.Random) -> FetchOutcome:
         from starfeed.fetch.document import fetch_document  # the fetcher's code: not on the api's cold start
@@ -79,8 +83,11 @@ class DocumentKind(SourceKind):
 
     def read(self, body: bytes, url: str, content_type: str | None, source: Source, now: float,
              settings: Settings, history: bool = False) -> Ingested:
-        """The document's entries (parse/ingest.py: never raises). history: an archive document's."""
-        raise NotImplementedError
+        """The document's entries, as its reader reads them. history: an archive document's."""
+        from starfeed.parse import ingest
+
+        read: Reader = getattr(ingest, self.reader)
+        return read(body, url, content_type, source, now, settings, history)
 
 
 class GitHubKind(SourceKind):

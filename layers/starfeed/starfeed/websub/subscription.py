@@ -9,8 +9,6 @@ import hmac
 import secrets
 from urllib.parse import urlsplit
 
-from requests.utils import parse_header_links
-
 from starfeed.parse.normalize import web_link
 from starfeed.settings import Settings
 
@@ -21,12 +19,11 @@ MAX_LEASE = 365 * 86400  # a longer lease granted is taken as a year: the renewa
 SIGNATURES = {"sha1": hashlib.sha1, "sha256": hashlib.sha256, "sha384": hashlib.sha384, "sha512": hashlib.sha512}
 
 
-def discover(link_header: str | None, document_hub: str | None, document_self: str | None,
+def discover(links: list[dict[str, str]], document_hub: str | None, document_self: str | None,
              url: str) -> tuple[str, str] | None:
-    """(hub, topic): the Link header's rel="hub" and rel="self" first, then the document's; both
-    absolute http(s) URLs, else None."""
-    links = parse_header_links(link_header) if link_header else []
-
+    """(hub, topic): the Link header's rel="hub" and rel="self" first (links: the header as
+    requests.utils.parse_header_links reads it), then the document's; both absolute http(s)
+    URLs, else None."""
     def rel(name: str) -> str | None:
         for link in links:
             if name in str(link.get("rel", "")).split():
