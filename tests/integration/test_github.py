@@ -110,7 +110,7 @@ def test_following_is_paginated_through_a_foreign_next_link_and_unfollowed_accou
     stack.run_cycle()
     users = github_sources(storage)
     assert not users["user1"].enabled and not users["user2"].enabled
-    assert "user3" not in users and users["user3-renamed"].user_id == 5003
+    assert "user3" not in users and users["user3-renamed"].github.user_id == 5003
     assert sum(1 for u in users.values() if u.enabled) == 228
 
 

@@ -119,7 +119,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         timeline = next(s for s in storage.sources.all() if s.kind == "github-timeline" and s.url.startswith(sim.url))
         make_due(storage, timeline.source_id)
         stack.run_cycle()
-        assert storage.sources.get(timeline.source_id).timeline["hinted"] == 1
+        assert storage.sources.get(timeline.source_id).timeline.hinted == 1
         # A deframed source: its articles downloaded (robots.txt read), analyzed, stored, rendered;
         # the model's first answer is malformed, so that failure is recorded on the source too.
         origin.serve("/robots.txt", Reply(404))
