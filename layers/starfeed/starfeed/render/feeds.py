@@ -118,7 +118,7 @@ def render(fmt: str, meta: FeedMeta, entries: list[Entry], built_at: float) -> b
     writer: Callable[[FeedMeta, list[Entry], float], bytes] = globals()[BY_NAME[fmt].writer]
     try:
         return writer(meta, ready, built_at)
-    except Exception:  # noqa: BLE001 - find the entry at fault below; the rest are published
+    except Exception:  # find the entry at fault below; the rest are published
         log.warning("renderer: %s as %s failed whole; rendering its entries one by one",
                     meta.feed_id, fmt, exc_info=True)
     fit = []
@@ -126,7 +126,7 @@ def render(fmt: str, meta: FeedMeta, entries: list[Entry], built_at: float) -> b
         try:
             writer(meta, [entry], built_at)
             fit.append(entry)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.warning("renderer: %s entry %r cannot be rendered as %s; left out",
                         meta.feed_id, entry.entry_uid, fmt, exc_info=True)
     return writer(meta, fit, built_at)
@@ -139,7 +139,7 @@ def clean_entries(feed_id: str, entries: list, built_at: float) -> list[Entry]:
     for entry in entries:
         try:
             cleaned = clean.entry(entry, fallback)
-        except Exception:  # noqa: BLE001 - not even an Entry: nothing in it can be trusted
+        except Exception:  # not even an Entry: nothing in it can be trusted
             cleaned = None
             log.warning("renderer: %s entry %r cannot be read", feed_id,
                         getattr(entry, "entry_uid", None), exc_info=True)
@@ -196,7 +196,7 @@ def _entries(parent: etree._Element, tag: str, meta: FeedMeta, entries: list[Ent
         element = etree.SubElement(parent, tag)
         try:
             _fill(_Item(element, meta), entry, fmt)
-        except Exception:  # noqa: BLE001 - a value that cannot be written costs its entry only
+        except Exception:  # a value that cannot be written costs its entry only
             parent.remove(element)
             log.warning("renderer: %s entry %r cannot be written as %s; left out", meta.feed_id,
                         entry.entry_uid, fmt, exc_info=True)
