@@ -210,7 +210,10 @@ def test_a_200_with_the_bytes_already_stored_stores_and_reads_no_entry_but_keeps
                        Reply(200, rss(("b1", "Unchanged"), ("b2", "Then new"))))
     source = subscribe(storage, url)
     raw = storage.client("s3")
-    stored_objects = lambda: raw.list_objects_v2(Bucket=storage.settings.raw_bucket)["KeyCount"]  # noqa: E731
+
+    def stored_objects():
+        return raw.list_objects_v2(Bucket=storage.settings.raw_bucket)["KeyCount"]
+
     assert fetch_now(storage, source).new_entries == 1
     before = stored_objects()
     outcome = fetch_now(storage, source)

@@ -149,11 +149,11 @@ def test_name_only_authors_survive_in_rss_and_every_entry_credits_someone():
 
 def test_every_enclosure_survives_where_the_format_allows_and_lengths_only_when_known():
     links = atom_entry("podcast.xml", EP12).findall(f"{A}link[@rel='enclosure']")
-    assert [(l.get("href"), l.get("type"), l.get("length")) for l in links] == [
+    assert [(link.get("href"), link.get("type"), link.get("length")) for link in links] == [
         ("https://cdn.podcast.example.com/12.mp3", "audio/mpeg", "24986239"),
         ("https://cdn.podcast.example.com/12.m4a", "audio/mp4", None)]  # its type from its name
     attachments = json_item("podcast.xml", EP12)["attachments"]
-    assert [a["url"] for a in attachments] == [l.get("href") for l in links]
+    assert [a["url"] for a in attachments] == [link.get("href") for link in links]
     assert "size_in_bytes" not in attachments[1]
     enclosures = rss_item("podcast.xml", EP12).findall("enclosure")  # RSS: one per item
     assert [(e.get("url"), e.get("length")) for e in enclosures] == [("https://cdn.podcast.example.com/12.mp3", "24986239")]
@@ -162,7 +162,7 @@ def test_every_enclosure_survives_where_the_format_allows_and_lengths_only_when_
     assert atom_entry("podcast.xml", EP10).find(f"{A}link[@rel='enclosure']").get("length") is None
     assert "size_in_bytes" not in json_item("podcast.xml", EP10)["attachments"][0]
     essay = atom_entry("essay.atom", MAREES).findall(f"{A}link[@rel='enclosure']")
-    assert [(l.get("type"), l.get("length")) for l in essay] == [("audio/ogg", "1048576"), ("application/pdf", None)]
+    assert [(link.get("type"), link.get("length")) for link in essay] == [("audio/ogg", "1048576"), ("application/pdf", None)]
     notes = json_item("notes.json", MOOS)["attachments"]
     assert [a.get("size_in_bytes") for a in notes] == [5000000, None]
 

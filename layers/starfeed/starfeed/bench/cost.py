@@ -226,7 +226,7 @@ class _Moto:
         range_key = DynamoType(key[table.range_key_attr]) if table.range_key_attr in key else None
         try:
             item = table.get_item(DynamoType(key[table.hash_key_attr]), range_key)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a key moto cannot look up: no item
             return None
         return copy.deepcopy(item) if item else None
 
@@ -525,8 +525,11 @@ def measure(sources: int = SOURCES) -> dict:
         # A reader: a miss, a hit within the window, a revalidation (304 from S3) with the
         # counters' flush due.
         api = stack.functions["ApiFunction"]
-        event = lambda: http_api_event("GET", "/feed.xml", {"Host": "localhost", "Accept-Encoding": "gzip",  # noqa: E731
-                                                            "User-Agent": "Miniflux/2.2"}, b"", "127.0.0.1")
+
+        def event():
+            return http_api_event("GET", "/feed.xml", {"Host": "localhost", "Accept-Encoding": "gzip",
+                                                       "User-Agent": "Miniflux/2.2"}, b"", "127.0.0.1")
+
         api.invoke(event())  # the cold import's own work, not counted
 
         def reader(name: str, prepare, request=event) -> None:
@@ -667,7 +670,7 @@ def usage_of(p: Phase, memory: dict[str, int], per: float, extra_wait: dict[str,
         wait = max(0.0, inv.wall - inv.cpu) + (extra_wait or {}).get(inv.function, 0.0) * inv.records
         u.lambda_requests[inv.function] += 1
         u.gb_seconds[inv.function] += duration(inv.cpu, wait, memory[inv.function]) * memory[inv.function] / 1024
-    for (actor, op), n in p.tally.requests.items():
+    for (_actor, op), n in p.tally.requests.items():
         service, operation = op.split(":", 1)
         if service == "s3" and operation in ("PutObject", "CopyObject", "ListObjectsV2"):
             u.s3_put += n

@@ -81,7 +81,7 @@ def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
         # feedparser's resolution gets wrong for in-page anchors (it points them at the feed).
         parsed = feedparser.parse(body, response_headers=headers, sanitize_html=False,
                                   resolve_relative_uris=False)
-    except Exception as exc:  # feedparser raises on some hostile inputs instead of setting bozo
+    except Exception as exc:  # noqa: BLE001 - feedparser raises on some hostile inputs instead of setting bozo
         return ParsedFeed(error=f"not parseable: {type(exc).__name__}: {str(exc)[:200]}")
     channel = parsed.get("feed", {})
     if not parsed.get("version") and not parsed.entries:

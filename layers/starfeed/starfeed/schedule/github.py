@@ -52,7 +52,10 @@ def user_interval(star_times: list[float], previous_ema: float | None, new_gaps:
       update with the newest gap;
     - afterwards: ema = clamp(0.3 * gap + 0.7 * ema) for each new gap."""
     low, high = max(low, 10.0), min(high, 10080.0)  # the rule's bounds: [>= 10, <= 10080]
-    clamp = lambda value: min(max(value, low), high)  # noqa: E731
+
+    def clamp(value: float) -> float:
+        return min(max(value, low), high)
+
     if len(star_times) < 3:
         return UserInterval(clamp(default), "low", None)
     ordered = sorted(star_times)
