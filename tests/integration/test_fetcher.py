@@ -62,7 +62,8 @@ def test_each_fetch_is_remembered_with_its_raw_payload(stack, storage, origin):
 
 
 def test_a_website_source_makes_an_entry_only_when_its_text_changes(stack, storage, origin):
-    page = b"<html><head><title>Notes</title><meta name='author' content='Ana'></head><body><article><p>First version.</p></article></body></html>"
+    page = (b"<html><head><title>Notes</title><meta name='author' content='Ana'></head>"
+            b"<body><article><p>First version.</p></article></body></html>")
     changed = page.replace(b"First", b"Second")
     url = origin.serve("/page", Reply(200, page, {"Content-Type": "text/html"}),
                        Reply(200, page, {"Content-Type": "text/html"}),

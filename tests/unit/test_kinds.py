@@ -60,7 +60,8 @@ def test_a_kind_this_version_does_not_know_is_read_as_a_feed():
 
 
 def source(kind: str, **fields) -> Source:
-    return Source("s1", "https://example.org/feed.xml", kind=kind, collections=["news"], **{"status": Status.OK, **fields})
+    return Source("s1", "https://example.org/feed.xml", kind=kind, collections=["news"],
+                  **{"status": Status.OK, **fields})
 
 
 @pytest.mark.parametrize(("kind", "publishes", "paced", "targets"), [

@@ -100,4 +100,5 @@ def live_timelines(sources: list[Source]) -> list[Source]:
 
 def announced(sources: list[Source]) -> int:
     """How many of these followed accounts the timeline announces (their polls stretch to daily)."""
-    return sum(1 for s in sources if kind_of(s) is github_user.KIND and s.live and github_user.account(s).timeline_covered)
+    return sum(1 for s in sources
+               if kind_of(s) is github_user.KIND and s.live and github_user.account(s).timeline_covered)

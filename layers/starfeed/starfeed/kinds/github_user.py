@@ -121,6 +121,7 @@ def new_account(settings: Settings, followed: Account, now: float) -> Source:
     api = settings.github_api_url.rstrip("/")
     url = f"{api}/users/{followed.login}/starred"
     return Source(source_id=source_id_for(account_key(api, followed.user_id)), kind=KIND.name, url=url,
-                  title=followed.login, github=GitHubAccount(login=followed.login, user_id=followed.user_id, tier="low"),
+                  title=followed.login,
+                  github=GitHubAccount(login=followed.login, user_id=followed.user_id, tier="low"),
                   created_at=now, collections=[GITHUB_COLLECTION], next_check_at=now,
                   root_domain=root_domain_of(url) or None)

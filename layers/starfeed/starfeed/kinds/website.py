@@ -31,8 +31,8 @@ class Website(DocumentKind):
             return None
         line = super().subscription(source, base)
         assert line is not None
-        return Subscription(line.title, f"{base.rstrip('/')}/" + DEFAULT.file(f"s/{source.source_id}/feed"), line.xml_url,
-                            line.folders)
+        return Subscription(line.title, f"{base.rstrip('/')}/" + DEFAULT.file(f"s/{source.source_id}/feed"),
+                            line.xml_url, line.folders)
 
 
 KIND = Website()

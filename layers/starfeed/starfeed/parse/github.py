@@ -130,7 +130,8 @@ def events_of(body: bytes) -> list[Event]:
         event_type = item["type"][:100]
         if event_type == "WatchEvent" and payload.get("action") not in (None, "started"):
             event_type = "WatchEvent:" + str(payload.get("action"))[:50]
-        actor_id = actor.get("id") if isinstance(actor.get("id"), int) and not isinstance(actor.get("id"), bool) else None
+        actor_id = (actor.get("id") if isinstance(actor.get("id"), int) and not isinstance(actor.get("id"), bool)
+                    else None)
         events.append(Event(event_id, event_type, actor_id))
     return events
 
