@@ -11,7 +11,7 @@ SAM_CLI_VERSION := 1.170.0
 CHECKOV := .tools/checkov
 CHECKOV_VERSION := 3.3.30
 
-.PHONY: run test build validate checkov bench cost clean
+.PHONY: run test lint build validate checkov bench cost clean
 
 # RESET=1 starts clean, after moving the saved state aside.
 run: $(VENV)/.installed
@@ -19,6 +19,11 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# ruff over the code and the tests, mypy strict over the pure core: pyproject.toml says which.
+lint: $(VENV)/.installed
+	$(BIN)/ruff check layers functions tests
+	$(BIN)/mypy
 
 # sam build without Docker and without Python 3.13: the layer's Makefile cross-installs wheels.
 build: $(VENV)/.installed $(SAM_VENV)/.installed

@@ -44,7 +44,8 @@ class ConverseServer:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 parts = self.path.split("/")
-                model = unquote(parts[2]) if len(parts) == 4 and parts[1] == "model" and parts[3] == "converse" else None
+                is_converse = len(parts) == 4 and parts[1] == "model" and parts[3] == "converse"
+                model = unquote(parts[2]) if is_converse else None
                 server.requests.append((model, {k.lower(): v for k, v in self.headers.items()}, body))
                 if model is None:
                     status, answer, error = 404, {"message": f"no route {self.path}"}, "UnknownOperationException"

@@ -56,7 +56,7 @@ def handler(event, context):
         except NotStoredYet as exc:
             log.info("enricher: %s; tried again in %d s", exc, RETRY_SOON)
             soon.append(record)
-        except Exception:  # noqa: BLE001 - this record alone is retried; the others go on
+        except Exception:  # this record alone is retried; the others go on
             log.exception("enricher: %s/%s failed; it is retried", message.feed_id, message.entry_uid)
             failed.append(record["messageId"])
     if requeued:
@@ -67,7 +67,7 @@ def handler(event, context):
         failed += [r["messageId"] for r in records]
         try:
             storage.queues.hide_enrichments([r["receiptHandle"] for r in records], seconds)
-        except Exception:  # noqa: BLE001 - they come back after the queue's visibility timeout instead
+        except Exception:  # they come back after the queue's visibility timeout instead
             log.exception("enricher: %d records keep the queue's visibility timeout", len(records))
     if targets:
         storage.queues.send_render(sorted(targets))  # a failure retries the batch: analyzed ones render then

@@ -47,6 +47,6 @@ def handler(event, context):
     failed = {failure["itemIdentifier"] for failure in response.get("batchItemFailures", [])}
     try:
         storage.queues.retry_fetches_later([r["receiptHandle"] for r in event["Records"] if r["messageId"] in failed])
-    except Exception:  # noqa: BLE001 - they come back after the queue's visibility timeout instead
+    except Exception:  # they come back after the queue's visibility timeout instead
         log.exception("fetcher: failed records keep the queue's visibility timeout")
     return response

@@ -62,7 +62,8 @@ def test_each_fetch_is_remembered_with_its_raw_payload(stack, storage, origin):
 
 
 def test_a_website_source_makes_an_entry_only_when_its_text_changes(stack, storage, origin):
-    page = b"<html><head><title>Notes</title><meta name='author' content='Ana'></head><body><article><p>First version.</p></article></body></html>"
+    page = (b"<html><head><title>Notes</title><meta name='author' content='Ana'></head>"
+            b"<body><article><p>First version.</p></article></body></html>")
     changed = page.replace(b"First", b"Second")
     url = origin.serve("/page", Reply(200, page, {"Content-Type": "text/html"}),
                        Reply(200, page, {"Content-Type": "text/html"}),
@@ -210,7 +211,10 @@ def test_a_200_with_the_bytes_already_stored_stores_and_reads_no_entry_but_keeps
                        Reply(200, rss(("b1", "Unchanged"), ("b2", "Then new"))))
     source = subscribe(storage, url)
     raw = storage.client("s3")
-    stored_objects = lambda: raw.list_objects_v2(Bucket=storage.settings.raw_bucket)["KeyCount"]  # noqa: E731
+
+    def stored_objects():
+        return raw.list_objects_v2(Bucket=storage.settings.raw_bucket)["KeyCount"]
+
     assert fetch_now(storage, source).new_entries == 1
     before = stored_objects()
     outcome = fetch_now(storage, source)

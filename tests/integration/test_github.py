@@ -100,7 +100,8 @@ def test_following_is_paginated_through_a_foreign_next_link_and_unfollowed_accou
                      "/user/1/following?per_page=100&page=3"]
     users = github_sources(storage)
     assert len(users) == 230
-    assert (users["user7"].github.user_id, users["user7"].github.last_starred_at, users["user7"].enabled) == (5007, None, True)
+    user7 = users["user7"]
+    assert (user7.github.user_id, user7.github.last_starred_at, user7.enabled) == (5007, None, True)
     assert users["user7"].url == f"{sim.url}/users/user7/starred"
     # Unfollow two, rename one: the renamed account keeps its source.
     del sim.accounts["user1"], sim.accounts["user2"]
@@ -140,7 +141,8 @@ def test_stars_arrive_as_github_feed_items_with_conditional_requests_and_stop_at
     assert sim.log[-1]["if_none_match"] and sim.log[-1]["status"] == 304
     again = github_sources(storage)["dana"]
     assert again.status == "not-modified" and again.last_fetch_at > dana.last_fetch_at
-    assert (again.entry_count, again.github.last_starred_at, again.interval) == (4, dana.github.last_starred_at, dana.interval)
+    assert ((again.entry_count, again.github.last_starred_at, again.interval)
+            == (4, dana.github.last_starred_at, dana.interval))
 
     # Dana stars rust-lang/rust now (newest first at render time, docs/design.md#github-feed).
     sim.accounts["dana"].stars.append((now + 60, 0))
@@ -442,7 +444,8 @@ def test_the_simulated_timeline_has_github_s_window_lag_etag_and_poll_interval()
         assert [(e["type"], e["actor"]["login"], e["payload"]) for e in events] == [
             ("WatchEvent", "dana", {"action": "started"})]  # 90 days at most: the older star is gone
         again = requests.get(url, headers={**auth, "If-None-Match": first.headers["ETag"]})
-        assert again.status_code == 304 and again.headers["X-RateLimit-Remaining"] == first.headers["X-RateLimit-Remaining"]
+        assert again.status_code == 304
+        assert again.headers["X-RateLimit-Remaining"] == first.headers["X-RateLimit-Remaining"]
         # A star shows after its lag, never before it.
         sim.accounts["dana"].stars.append((now, 3))
         lag = GitHubEvent(now, "WatchEvent", sim.accounts["dana"], 3).visible_at - now

@@ -90,7 +90,8 @@ def test_a_loop_and_a_broken_link_end_the_walk_with_their_reason(stack, storage,
     assert history["state"] == "done" and history["reason"].endswith("was walked already: a loop")
     assert requests_for(origin, "loop")["/loop/2.xml"] == 1
 
-    broken = archive(origin, "broken", [[("br-2", "Two")], [("br-1", "One")]], last_link=f"{origin.url}/broken/gone.xml")
+    broken = archive(origin, "broken", [[("br-2", "Two")], [("br-1", "One")]],
+                     last_link=f"{origin.url}/broken/gone.xml")
     source_id = added_with_history(capsys, broken)
     stack.drain()
     history = storage.sources.get(source_id).history

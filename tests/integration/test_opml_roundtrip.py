@@ -58,7 +58,8 @@ def test_subscriptions_round_trip(stack, storage, capsys, origin, tmp_path):
     following = new_following(storage.settings, time.time())
     following.status, following.next_check_at = "ok", None
     account = Source(source_id=source_id_for(f"{storage.settings.github_api_url}/user/99"), kind="github-user",
-                     url=f"{storage.settings.github_api_url}/users/rt-octo/starred", github=GitHubAccount(login="rt-octo"),
+                     url=f"{storage.settings.github_api_url}/users/rt-octo/starred",
+                     github=GitHubAccount(login="rt-octo"),
                      title="rt-octo", status="ok", collections=["github"], created_at=created)
     for source in (following, account):
         storage.sources.add(source)

@@ -161,8 +161,10 @@ def test_errors_are_problems_a_person_can_act_on(stack, storage, api_url, openap
         kind = keys.pop("k", path.rsplit("/", 1)[1])
         cases.append(("GET", f"{path}?cursor={encode_keys(kind, keys)}", {}, 400, "cursor is not a cursor"))
     feed_id = requests.get(f"{api_url}{V1}/feeds?limit=1", timeout=10).json()["feeds"][0]["id"]
-    elsewhere = encode_keys("feed-entries", {"feed_id": feed_id, "entry_uid": "x", "sort_key": "1999-01-01T00:00:00Z#x"})
-    cases += [("GET", f"{V1}/feeds/{feed_id}/entries?since=2026-02-01&until=2026-01-01", {}, 400, "is later than until"),
+    elsewhere = encode_keys("feed-entries",
+                            {"feed_id": feed_id, "entry_uid": "x", "sort_key": "1999-01-01T00:00:00Z#x"})
+    cases += [("GET", f"{V1}/feeds/{feed_id}/entries?since=2026-02-01&until=2026-01-01", {}, 400,
+               "is later than until"),
               ("GET", f"{V1}/feeds/{feed_id}/entries?since=9999-12-31T23:59:59-01:00", {}, 400, "is not a time"),
               ("GET", f"{V1}/feeds/{feed_id}/entries?since=2026-01-01&cursor={elsewhere}", {}, 400, "cursor is not")]
     cases += [("PATCH", f"{V1}/feeds", {}, 405, "PATCH is not allowed here: this route takes GET, POST"),

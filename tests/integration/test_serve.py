@@ -154,7 +154,8 @@ def test_interleave_is_fair_and_distinct():
 
 
 def test_warm_repeats_are_cache_hits_and_a_new_render_invalidates(stack, storage, origin):
-    url = origin.serve("/cached.xml", Reply(200, rss(("c1", "First"))), Reply(200, rss(("c2", "Second"), ("c1", "First"))))
+    url = origin.serve("/cached.xml", Reply(200, rss(("c1", "First"))),
+                       Reply(200, rss(("c2", "Second"), ("c1", "First"))))
     source = subscribe(storage, url)
     stack.run_cycle()
     path = f"/s/{source.source_id}/feed.xml"

@@ -52,7 +52,8 @@ def test_each_render_pings_the_hub_with_every_format_url_and_a_failure_is_told_a
         with caplog.at_level(logging.WARNING):
             assert render_targets(with_hub, [target]).announced == [target]  # built when read
         # The hub answered 503 to the first URL and was told of the others.
-        assert [p["hub.url"] for p in hub.pings] == [[f"http://feeds.test/{target}.{ext}"] for ext in ("xml", "atom", "json")]
+        assert ([p["hub.url"] for p in hub.pings]
+                == [[f"http://feeds.test/{target}.{ext}"] for ext in ("xml", "atom", "json")])
         assert all(p["hub.mode"] == ["publish"] for p in hub.pings)
         assert "was not told of 1 of 3 feed URLs" in caplog.text and "503" in caplog.text
         render_targets(with_hub, [target])

@@ -80,12 +80,14 @@ def test_bedrock_sends_the_prompt_the_item_and_the_tool_and_reads_the_tool_call(
         "amazon.nova-lite-v1:0", 812, 97, 640)
     model, headers, body = bedrock.requests[0]
     assert model == "amazon.nova-lite-v1:0"
-    assert headers["authorization"].startswith("AWS4-HMAC-SHA256") and "/bedrock/aws4_request" in headers["authorization"]
+    assert headers["authorization"].startswith("AWS4-HMAC-SHA256")
+    assert "/bedrock/aws4_request" in headers["authorization"]
     assert body["system"] == [{"text": default_prompt().text}]
     assert "Council approves budget" in body["messages"][0]["content"][0]["text"]
     assert ARTICLE in body["messages"][0]["content"][0]["text"]
     tool = body["toolConfig"]["tools"][0]["toolSpec"]
-    assert tool["name"] == "record_analysis" and body["toolConfig"]["toolChoice"] == {"tool": {"name": "record_analysis"}}
+    assert tool["name"] == "record_analysis"
+    assert body["toolConfig"]["toolChoice"] == {"tool": {"name": "record_analysis"}}
     assert tool["inputSchema"]["json"]["required"] == ["title", "summary", "facts", "score"]
 
 

@@ -127,5 +127,6 @@ def test_inputs_that_make_feedparser_raise_are_recorded_errors():
         body = path.read_bytes()
         for content_type in (None, "application/rss+xml", "application/feed+json", "text/html"):
             for cut in (len(body), len(body) // 2, 7):  # whole, truncated, a stub
-                ingested = ingest(read_feed, body[:cut], "https://example.org/feed", content_type, source, NOW, SETTINGS)
+                ingested = ingest(read_feed, body[:cut], "https://example.org/feed", content_type, source, NOW,
+                                  SETTINGS)
                 assert_fits(ingested, f"{path.name} {content_type} {cut}")

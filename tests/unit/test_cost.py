@@ -122,7 +122,8 @@ def test_a_write_costs_its_item_and_every_index_entry_it_puts_changes_or_moves()
 
         key = {"id": {"S": "a"}}
         assert units_of("put_item", Item={**key, "body": {"S": big}}) == 2  # not in the index
-        assert units_of("update_item", Key=key, UpdateExpression="SET part = :s, #at = :d", ExpressionAttributeNames={"#at": "at"},
+        assert units_of("update_item", Key=key, UpdateExpression="SET part = :s, #at = :d",
+                        ExpressionAttributeNames={"#at": "at"},
                         ExpressionAttributeValues={":s": {"S": "0"}, ":d": {"S": "1"}}) == 2 + 1  # put in it
         assert units_of("update_item", Key=key, UpdateExpression="SET body = :b",
                         ExpressionAttributeValues={":b": {"S": big + "y"}}) == 2  # its keys-only entry unchanged
@@ -138,5 +139,6 @@ def test_sightings_are_billed_for_the_parses_that_find_them_due():
     assert cost.sightings_due_share(ONLY_304, 86400) == 0.0  # nothing parsed, nothing sighted
     base = units(fetch=Usage())
     weekly = replace(base, per_sighting_round=Usage(wru=150), sighting_refresh=7 * 86400)
-    extra = bill(weekly, parsed, 1000, 0)["DynamoDB writes"]["list"] - bill(base, parsed, 1000, 0)["DynamoDB writes"]["list"]
+    extra = (bill(weekly, parsed, 1000, 0)["DynamoDB writes"]["list"]
+             - bill(base, parsed, 1000, 0)["DynamoDB writes"]["list"])
     assert extra == pytest.approx(1000 * 10 * (1 / 3) * 150 * 0.625 / 1e6)

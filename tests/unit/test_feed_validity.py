@@ -127,7 +127,8 @@ def own_feed(source: Source, entries: list[Entry], fmt: str) -> tuple[bytes, str
     """A source's feed, as render.job writes it: its newest feed_item_limit entries."""
     meta = FeedMeta(f"s/{source.source_id}/feed", clean.shown(source).title, f"Entries from {source.url}",
                     clean.link(source.site_url) or f"{BASE}/s/{source.source_id}/feed", BASE,
-                    language=source.language, origins={source.source_id: clean.origin(source, subscribable=True, site=source.site_url)})
+                    language=source.language,
+                    origins={source.source_id: clean.origin(source, subscribable=True, site=source.site_url)})
     return render(fmt, meta, choose.newest_first(entries)[:LIMIT], NOW), meta.self_url(fmt)
 
 
@@ -239,8 +240,8 @@ def test_every_real_feed_as_its_own_feed_has_no_validator_error(validator, tmp_p
         source = Source(source_id=f"r{n:03d}", url=f"https://feeds.example.org/{name}", created_at=0,
                         last_success_at=1.0)
         path = root / name
-        result = ingest(read_feed, path.read_bytes(), source.url, "application/feed+json" if path.suffix == ".json" else None,
-                        source, NOW, SETTINGS)
+        content_type = "application/feed+json" if path.suffix == ".json" else None
+        result = ingest(read_feed, path.read_bytes(), source.url, content_type, source, NOW, SETTINGS)
         if result.error:
             continue  # not a feed (JSON that is none): recorded as an error, nothing to render
         source.title, source.site_url, source.language = result.title, result.link, result.language

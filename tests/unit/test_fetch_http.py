@@ -29,7 +29,8 @@ def test_conditional_get_sends_validators_and_an_honest_user_agent(origin):
 
 
 def test_header_names_are_matched_whatever_their_case(origin):
-    url = origin.serve("/lower", Reply(429, headers={"etag": '"v2"', "retry-after": "90", "cache-control": "max-age=60"}))
+    url = origin.serve("/lower",
+                       Reply(429, headers={"etag": '"v2"', "retry-after": "90", "cache-control": "max-age=60"}))
     result = fetch(url, SETTINGS)
     assert result.headers.get("ETag") == '"v2"' and result.headers["Cache-Control"] == "max-age=60"
     assert result.retry_after == 90
@@ -188,7 +189,6 @@ def test_a_503_with_retry_after_is_not_retried(origin):
 
 def test_a_validator_too_long_to_keep_is_not_kept(origin):
     long_tag = '"' + "e" * 2000 + '"'
-    result = fetch(origin.serve("/long-etag", Reply(200, rss(("a", "A")), {"ETag": long_tag,
-                                                                      "Last-Modified": "Mon, 01 Jan 2024 00:00:00 GMT"})),
-                   SETTINGS)
+    headers = {"ETag": long_tag, "Last-Modified": "Mon, 01 Jan 2024 00:00:00 GMT"}
+    result = fetch(origin.serve("/long-etag", Reply(200, rss(("a", "A")), headers)), SETTINGS)
     assert result.validators == (None, "Mon, 01 Jan 2024 00:00:00 GMT")

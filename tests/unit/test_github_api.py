@@ -32,7 +32,8 @@ def test_an_exhausted_primary_limit_waits_for_the_reset():
 
 
 def test_a_secondary_limit_honours_retry_after_or_waits_at_least_60_seconds():
-    v = verdict(403, {"Retry-After": "120", "X-RateLimit-Remaining": "4000"}, "You have exceeded a secondary rate limit.")
+    v = verdict(403, {"Retry-After": "120", "X-RateLimit-Remaining": "4000"},
+                "You have exceeded a secondary rate limit.")
     assert (v.answer, v.until) == ("rate-limited", NOW + 120)
     v = verdict(403, {}, "You have exceeded a secondary rate limit.")
     assert (v.answer, v.until) == ("rate-limited", NOW + 60)

@@ -42,8 +42,8 @@ def test_a_star_newer_than_the_last_read_is_hinted_once():
     previous = TimelineState(newest_id=30, watch_ids=[30, 10])
     step = timeline_step([star(50, actor=9), push(40), star(30), push(20)], previous, reached_end=False)
     assert step.starred == (9,) and step.newest_id == 50 and not step.overflowed
-    again = timeline_step([star(50, actor=9), push(40), star(30)], TimelineState(newest_id=50, watch_ids=list(step.watch_ids)),
-                          reached_end=False)
+    again = timeline_step([star(50, actor=9), push(40), star(30)],
+                          TimelineState(newest_id=50, watch_ids=list(step.watch_ids)), reached_end=False)
     assert again.starred == ()
 
 
@@ -90,7 +90,8 @@ def test_the_timeline_reads_at_github_s_poll_interval_never_faster_than_a_minute
     assert timeline_checked(timeline, now, settings).interval == TIMELINE_POLL
     timeline.timeline = TimelineState(poll_interval=120)
     decision = timeline_checked(timeline, now, settings)
-    assert decision.interval == 120 and decision.next_check_at == now + 120 and "X-Poll-Interval: 120s" in decision.reason
+    assert decision.interval == 120 and decision.next_check_at == now + 120
+    assert "X-Poll-Interval: 120s" in decision.reason
     timeline.timeline = TimelineState(poll_interval=5)
     assert timeline_checked(timeline, now, settings).interval == TIMELINE_POLL
 

@@ -79,7 +79,8 @@ def _imports(path: Path) -> set[str]:
 
 def _exists(module: str) -> bool:
     relative = Path(*module.split("."))
-    return (PACKAGE.parent / relative).with_suffix(".py").exists() or (PACKAGE.parent / relative / "__init__.py").exists()
+    path = PACKAGE.parent / relative
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
 
 
 GRAPH = {_module_name(path): _imports(path) for path in sorted(PACKAGE.rglob("*.py"))}

@@ -84,7 +84,10 @@ def test_a_decision_waits_by_the_pace_it_is_given():
     # waits at most the pace's horizon beyond its quiet stretch; under a threshold of 50 it is
     # not active, and the horizon no longer bounds it.
     source = Source(source_id="a", url="https://example.com/", publications=evenly(2))
-    wait = lambda pace: decide(source, FetchOutcome(200), SETTINGS, NOW, random.Random(1), pace).interval  # noqa: E731
+
+    def wait(pace):
+        return decide(source, FetchOutcome(200), SETTINGS, NOW, random.Random(1), pace).interval
+
     assert wait(Pace(600, 0.1)) < wait(Pace(7200, 0.1)) < wait(Pace(7200, 50.0))
     assert wait(None) == wait(SETTINGS.initial_pace())  # before the scheduler's first step
 

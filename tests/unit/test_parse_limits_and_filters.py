@@ -125,7 +125,10 @@ def test_bad_json_is_a_clear_error(body, reason):
 
 
 def test_items_beyond_the_limit_keep_the_newest():
-    items = "".join(f"<item><guid isPermaLink='false'>{n}</guid><pubDate>{time.strftime('%a, %d %b %Y %H:%M:%S GMT', time.gmtime(NOW - n * 60))}</pubDate></item>"
+    def published(n: int) -> str:
+        return time.strftime('%a, %d %b %Y %H:%M:%S GMT', time.gmtime(NOW - n * 60))
+
+    items = "".join(f"<item><guid isPermaLink='false'>{n}</guid><pubDate>{published(n)}</pubDate></item>"
                     for n in reversed(range(50)))
     parsed = parse_feed(f"<rss version='2.0'><channel><title>t</title>{items}</channel></rss>".encode(),
                         "https://x.example/", max_items=10)

@@ -95,7 +95,8 @@ def test_an_entry_of_megabytes_is_kept_and_fits():
         "id of 1,048,576 bytes stored as its SHA-256", "link of 1,048,599 bytes dropped",
         "title of 1,048,571 characters clipped to 1,000", "10,000 categories", "1,000 authors",
         "10 author URIs dropped", "1,000 enclosures"]
-    assert re.fullmatch(r"content of 1,048,575 bytes truncated to 1[23]\d,\d{3}: longer than 131,072", entry.warnings[-1])
+    assert re.fullmatch(r"content of 1,048,575 bytes truncated to 1[23]\d,\d{3}: longer than 131,072",
+                        entry.warnings[-1])
     assert entry.content.endswith("the rest is in the original feed.</em></p>")
     assert normalize_entries([raw], "s", URL, NOW, SETTINGS)[0].entry_uid == entry.entry_uid
     for fmt in BY_NAME:
@@ -147,7 +148,8 @@ def test_ingest_never_raises_and_names_the_stage(monkeypatch):
 
     monkeypatch.setattr(ingest_module, "normalize_entries", broken)
     body = (DATA / "hugo-zero-date.xml").read_bytes()
-    assert ingest(read_feed, body, URL, None, SOURCE, NOW, SETTINGS).error == "parse: RuntimeError: boom in the normalizer"
+    result = ingest(read_feed, body, URL, None, SOURCE, NOW, SETTINGS)
+    assert result.error == "parse: RuntimeError: boom in the normalizer"
 
 
 def test_feedparser_raising_is_a_recorded_error(monkeypatch):

@@ -78,7 +78,9 @@ def aggregate(fmt: str) -> bytes:
     loaded = cases()
     entries = choose.for_readers([e for case in loaded for e in case.entries], 50)
     meta = FeedMeta("feed", "starfeed", "Everything starfeed follows", BASE + "/", BASE,
-                    origins={case.source.source_id: clean.origin(case.source, subscribable=True, site=case.source.site_url) for case in loaded},
+                    origins={case.source.source_id:
+                             clean.origin(case.source, subscribable=True, site=case.source.site_url)
+                             for case in loaded},
                     attribute=True)
     return render(fmt, meta, entries, BUILT)
 
@@ -149,20 +151,22 @@ def test_name_only_authors_survive_in_rss_and_every_entry_credits_someone():
 
 def test_every_enclosure_survives_where_the_format_allows_and_lengths_only_when_known():
     links = atom_entry("podcast.xml", EP12).findall(f"{A}link[@rel='enclosure']")
-    assert [(l.get("href"), l.get("type"), l.get("length")) for l in links] == [
+    assert [(link.get("href"), link.get("type"), link.get("length")) for link in links] == [
         ("https://cdn.podcast.example.com/12.mp3", "audio/mpeg", "24986239"),
         ("https://cdn.podcast.example.com/12.m4a", "audio/mp4", None)]  # its type from its name
     attachments = json_item("podcast.xml", EP12)["attachments"]
-    assert [a["url"] for a in attachments] == [l.get("href") for l in links]
+    assert [a["url"] for a in attachments] == [link.get("href") for link in links]
     assert "size_in_bytes" not in attachments[1]
     enclosures = rss_item("podcast.xml", EP12).findall("enclosure")  # RSS: one per item
-    assert [(e.get("url"), e.get("length")) for e in enclosures] == [("https://cdn.podcast.example.com/12.mp3", "24986239")]
+    assert ([(e.get("url"), e.get("length")) for e in enclosures]
+            == [("https://cdn.podcast.example.com/12.mp3", "24986239")])
     # length="0" is RSS's "unknown": RSS keeps it; Atom and JSON Feed write no length.
     assert rss_item("podcast.xml", EP10).find("enclosure").get("length") == "0"
     assert atom_entry("podcast.xml", EP10).find(f"{A}link[@rel='enclosure']").get("length") is None
     assert "size_in_bytes" not in json_item("podcast.xml", EP10)["attachments"][0]
     essay = atom_entry("essay.atom", MAREES).findall(f"{A}link[@rel='enclosure']")
-    assert [(l.get("type"), l.get("length")) for l in essay] == [("audio/ogg", "1048576"), ("application/pdf", None)]
+    assert ([(link.get("type"), link.get("length")) for link in essay]
+            == [("audio/ogg", "1048576"), ("application/pdf", None)])
     notes = json_item("notes.json", MOOS)["attachments"]
     assert [a.get("size_in_bytes") for a in notes] == [5000000, None]
 

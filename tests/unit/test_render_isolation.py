@@ -30,17 +30,20 @@ XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]"
 SAFE = ("http://", "https://")
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                           lambda inner: (st.lists(inner, max_size=3)
+                                          | st.dictionaries(st.text(max_size=5), inner, max_size=3)),
                            max_leaves=8)
 texts = st.one_of(st.none(), st.text(), st.sampled_from(HOSTILE_TEXT + BAD_URLS), st.integers())
 links = st.one_of(st.none(), st.sampled_from(BAD_URLS + ["https://example.org/ok", "mailto:a@b.example"]), st.text())
-people = st.lists(st.one_of(json_values, st.fixed_dictionaries({"name": texts, "email": texts, "uri": links})), max_size=3)
+people = st.lists(st.one_of(json_values, st.fixed_dictionaries({"name": texts, "email": texts, "uri": links})),
+                  max_size=3)
 attachments = st.lists(st.one_of(json_values, st.fixed_dictionaries(
     {"url": links, "length": json_values, "type": st.one_of(texts, st.just("audio/mpeg"))})), max_size=3)
 hostile_entries = st.builds(
     Entry, entry_uid=st.one_of(texts, st.just("urn:ok")), feed_id=st.just("abc"), canonical_link=links,
     title=texts, summary=texts, content=texts, authors=st.one_of(people, json_values),
-    categories=st.one_of(st.lists(json_values, max_size=3), json_values), enclosures=st.one_of(attachments, json_values),
+    categories=st.one_of(st.lists(json_values, max_size=3), json_values),
+    enclosures=st.one_of(attachments, json_values),
     published=st.one_of(st.sampled_from(DATES), texts), updated=st.one_of(st.sampled_from(DATES), texts),
     first_seen=st.one_of(st.sampled_from(DATES), texts), last_seen=st.one_of(st.sampled_from(DATES), texts))
 
@@ -149,7 +152,8 @@ def test_an_entry_the_writer_refuses_is_left_out_and_the_rest_published(monkeypa
 
     monkeypatch.setattr(feeds, "_fill", refuse_two)
     parsed = etree.fromstring(render("atom", META, [good(1), good(2), good(3)], BUILT))
-    assert [e.text for e in parsed.iter("{*}id")][1:] == [feeds.atom_id(good(1)), feeds.atom_id(good(3))]  # [0]: the feed's
+    entry_ids = [e.text for e in parsed.iter("{*}id")][1:]  # [0]: the feed's
+    assert entry_ids == [feeds.atom_id(good(1)), feeds.atom_id(good(3))]
     assert "urn:2" in caplog.text and "s/abc/feed" in caplog.text
 
 

@@ -150,7 +150,8 @@ def test_no_function_the_http_api_routes_to_names_that_api():
     """SAM's HttpApi names its routes' functions in its definition: a routed function naming the
     API (its URL in an environment variable, say) is a circular dependency, and the deploy fails."""
     for name, resource in R.items():
-        events = (resource["Properties"].get("Events") or {}).values() if resource["Type"] == "AWS::Serverless::Function" else []
+        is_function = resource["Type"] == "AWS::Serverless::Function"
+        events = (resource["Properties"].get("Events") or {}).values() if is_function else []
         apis = {e["Properties"]["ApiId"]["Ref"] for e in events if e["Type"] == "HttpApi"}
         named = _names({k: v for k, v in resource["Properties"].items() if k != "Events"})
         assert not apis & named, f"{name} is routed by {apis} and names it"

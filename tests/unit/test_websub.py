@@ -55,7 +55,8 @@ def test_the_callback_agrees_only_to_what_was_asked():
     assert verified(pending, "subscribe", "https://elsewhere.example/", "1", None, NOW, SETTINGS) == (False, None)
     assert verified(pending, "unsubscribe", FEED, None, None, NOW, SETTINGS) == (False, None)
     assert verified(None, "subscribe", FEED, None, None, NOW, SETTINGS) == (False, None)
-    assert verified({**pending, "state": "unsubscribing"}, "unsubscribe", FEED, None, None, NOW, SETTINGS) == (True, None)
+    unsubscribing = {**pending, "state": "unsubscribing"}
+    assert verified(unsubscribing, "unsubscribe", FEED, None, None, NOW, SETTINGS) == (True, None)
     agree, denied = verified(pending, "denied", FEED, None, "spam", NOW, SETTINGS)
     assert agree and denied["state"] == "denied" and denied["reason"] == "denied by the hub: spam"
     _, odd = verified(pending, "subscribe", FEED, "ten days", None, NOW, SETTINGS)  # not a number: ours
@@ -119,7 +120,8 @@ def test_a_signature_in_any_characters_is_refused_not_raised(header):
     assert not signature_valid(header, "secret", b"body")
 
 
-@pytest.mark.parametrize("lease, seconds", [("²", 864000), ("99999999999", 365 * 86400), ("9" * 5000, 864000), ("-5", 864000)])
+@pytest.mark.parametrize("lease, seconds",
+                         [("²", 864000), ("99999999999", 365 * 86400), ("9" * 5000, 864000), ("-5", 864000)])
 def test_a_lease_granted_oddly_is_taken_within_reason(lease, seconds):
     pending, _ = new_subscription(HUB, FEED, NOW)
     _, push = verified(pending, "subscribe", FEED, lease, None, NOW, SETTINGS)

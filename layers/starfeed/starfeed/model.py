@@ -9,8 +9,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    import tldextract
 
 
 def source_id_for(url: str) -> str:
@@ -43,7 +46,7 @@ def root_domain_of(url: str) -> str:
 
 
 @functools.cache
-def _public_suffixes():
+def _public_suffixes() -> tldextract.TLDExtract:
     # tldextract's bundled snapshot of the list: no download at run time, no cache on disk.
     # Imported on first use: the functions that never derive a site key start without it.
     import tldextract
@@ -100,7 +103,7 @@ class Status(StrEnum):
 SUCCEEDED_BY_STATUS = {200: Status.OK.value, 304: Status.NOT_MODIFIED.value}
 
 
-def outcome_of(fetch: dict) -> str:
+def outcome_of(fetch: dict[str, Any]) -> str:
     """A remembered fetch's outcome ("-" when nothing says it, as in a record edited by hand)."""
     if not isinstance(fetch, dict):
         return "-"
@@ -180,11 +183,11 @@ class Source:
     deleted_at: float | None = by_hand()
     # WebSub (websub/subscription.py): {hub, topic, token, state, requested_at, expires_at, reason,
     # renewing}; the secret apart, never shown.
-    push: dict | None = by_hand()
+    push: dict[str, Any] | None = by_hand()
     push_secret: str | None = by_hand()
     # The walk of its archive (fetch/history.py): {state, documents, entries, reason, at,
     # started_at, finished_at}; None when never asked for.
-    history: dict | None = None
+    history: dict[str, Any] | None = None
     language: str | None = None  # as the feed declares it (RSS <language>, xml:lang, JSON Feed)
     # Conditional GET validators, and the SHA-256 of the last document stored and parsed, with
     # when: a 200 with the same bytes is not modified either (a server without validators answers
@@ -205,11 +208,11 @@ class Source:
     last_dropped: dict[str, int] = field(default_factory=dict)  # the last fetch's filters: reason -> count
     # The last fetches, newest first: {fetch_id, at, status, outcome, class, ms}, the keys with a
     # value (an outcome its status says left out: outcome_of).
-    fetch_history: list[dict] = field(default_factory=list)
+    fetch_history: list[dict[str, Any]] = field(default_factory=list)
     # A permanent redirect is followed for good once it persists (settings.redirect_persistence).
     redirect_url: str | None = None
     redirect_count: int = 0
-    url_changes: list[dict] = field(default_factory=list)  # {from, to, at}
+    url_changes: list[dict[str, Any]] = field(default_factory=list)  # {from, to, at}
     # Scheduling policy and state.
     policy: Policy = by_hand(Policy.BACKOFF)
     min_interval: int | None = by_hand()  # per-source overrides of the global clamps (seconds)
@@ -218,7 +221,7 @@ class Source:
     ewma_interarrival: float | None = None  # seconds
     hour_counts: list[int] = field(default_factory=list)  # publications per UTC hour (rhythm)
     # The last decisions, newest first: {at, reason, before, after}.
-    decisions: list[dict] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
     # Schedule: the interval, why it was chosen, and when the source is next due.
     interval: int = 0
     reason: str | None = None
@@ -244,7 +247,7 @@ _TRUSTED_FROM = "1970-01-01T00:00:00Z"
 _STAMP = re.compile(r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ")
 
 
-def _is_stamp(value: object) -> bool:
+def _is_stamp(value: object) -> TypeGuard[str]:
     """An RFC 3339 UTC time as starfeed stores it; a hand-edited item may hold anything."""
     return isinstance(value, str) and _STAMP.fullmatch(value) is not None
 
@@ -259,23 +262,24 @@ class Entry:
     title: str | None = None
     summary: str | None = None
     content: str | None = None
-    authors: list[dict] = field(default_factory=list)
+    authors: list[dict[str, Any]] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
-    enclosures: list[dict] = field(default_factory=list)
+    enclosures: list[dict[str, Any]] = field(default_factory=list)
     published: str | None = None
     updated: str | None = None
     first_seen: str = ""
     last_seen: str = ""
     seen_count: int = 1
-    raw_refs: list[dict] = field(default_factory=list)
+    raw_refs: list[dict[str, Any]] = field(default_factory=list)
     content_hash: str = ""
     # Where an undated entry of a source's first fetch sits in time order: it predates the
     # subscription by an unknown time, so it sorts with the oldest entries a fetch keeps.
     ordered_at: str | None = None
     # What starfeed changed to store the entry (an over-long link dropped, content truncated).
     warnings: list[str] = field(default_factory=list)
-    # What the analyzer made of it (docs/design.md#analyzer-result) (enrich/analysis.AnalyzerResult as a dict), or None.
-    analyzer_result: dict | None = None
+    # What the analyzer made of it (enrich/analysis.AnalyzerResult as a dict, docs/design.md#analyzer-result),
+    # or None.
+    analyzer_result: dict[str, Any] | None = None
     # Imported from the feed's archive (fetch/history.py), not seen new: no event, no analysis.
     backfilled: bool = False
 

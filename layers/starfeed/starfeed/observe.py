@@ -261,7 +261,7 @@ def handler(function: Callable) -> Callable:
         finally:
             try:
                 flush()
-            except Exception:  # noqa: BLE001 - metrics must never fail what the invocation did
+            except Exception:  # metrics must never fail what the invocation did
                 logging.getLogger(__name__).exception("metrics not flushed")
             if _json_logger is not None:
                 _json_logger.thread_safe_clear_keys()

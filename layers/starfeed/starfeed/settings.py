@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, fields
+from typing import Any
 
 from starfeed.model import Pace, host_key_of
 
@@ -175,7 +176,7 @@ class Settings:
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
-        values = {}
+        values: dict[str, Any] = {}  # each of the field's own type, as the field declares it
         for field in fields(cls):
             raw = env.get(_env_name(field.name))
             if raw is None or raw == "":

@@ -60,7 +60,7 @@ class _Feed:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 - the http.server interface
+    def do_GET(self):  # the http.server interface
         if self.headers.get("If-None-Match") == _Feed.etag:
             self.send_response(304)
             self.send_header("ETag", _Feed.etag)

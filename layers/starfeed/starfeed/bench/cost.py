@@ -226,7 +226,7 @@ class _Moto:
         range_key = DynamoType(key[table.range_key_attr]) if table.range_key_attr in key else None
         try:
             item = table.get_item(DynamoType(key[table.hash_key_attr]), range_key)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a key moto cannot look up: no item
             return None
         return copy.deepcopy(item) if item else None
 
@@ -312,8 +312,8 @@ def _written(moto: _Moto, operation: str, params: dict) -> list[tuple[str, dict]
     out = []
     if operation == "BatchWriteItem":
         for table, requests in params["RequestItems"].items():
-            out += [(table, r["DeleteRequest"]["Key"] if "DeleteRequest" in r else moto.key_of(table, r["PutRequest"]["Item"]))
-                    for r in requests]
+            out += [(table, r["DeleteRequest"]["Key"] if "DeleteRequest" in r
+                     else moto.key_of(table, r["PutRequest"]["Item"])) for r in requests]
     if operation == "TransactWriteItems":
         for action in params["TransactItems"]:
             for kind in ("Put", "Update", "Delete"):
@@ -503,7 +503,8 @@ def measure(sources: int = SOURCES) -> dict:
         # The same, with every entry's sighting due (STARFEED_SIGHTING_REFRESH past): what a parse
         # costs beyond, the share of parses that find them due is the bill's (units_from).
         cycle("200 other bytes, sightings due",
-              lambda: (new_etag(True)(), _age_sightings(storage.settings.entries_table, storage.settings.sighting_refresh + DAY)))
+              lambda: (new_etag(True)(),
+                       _age_sightings(storage.settings.entries_table, storage.settings.sighting_refresh + DAY)))
         cycle("one new entry", new_items(1))
         cycle("three new entries", new_items(3))
         # The tick with nothing due (the pace already stepped this hour), and the pace's step.
@@ -525,8 +526,11 @@ def measure(sources: int = SOURCES) -> dict:
         # A reader: a miss, a hit within the window, a revalidation (304 from S3) with the
         # counters' flush due.
         api = stack.functions["ApiFunction"]
-        event = lambda: http_api_event("GET", "/feed.xml", {"Host": "localhost", "Accept-Encoding": "gzip",  # noqa: E731
-                                                            "User-Agent": "Miniflux/2.2"}, b"", "127.0.0.1")
+
+        def event():
+            return http_api_event("GET", "/feed.xml", {"Host": "localhost", "Accept-Encoding": "gzip",
+                                                       "User-Agent": "Miniflux/2.2"}, b"", "127.0.0.1")
+
         api.invoke(event())  # the cold import's own work, not counted
 
         def reader(name: str, prepare, request=event) -> None:
@@ -667,7 +671,7 @@ def usage_of(p: Phase, memory: dict[str, int], per: float, extra_wait: dict[str,
         wait = max(0.0, inv.wall - inv.cpu) + (extra_wait or {}).get(inv.function, 0.0) * inv.records
         u.lambda_requests[inv.function] += 1
         u.gb_seconds[inv.function] += duration(inv.cpu, wait, memory[inv.function]) * memory[inv.function] / 1024
-    for (actor, op), n in p.tally.requests.items():
+    for (_actor, op), n in p.tally.requests.items():
         service, operation = op.split(":", 1)
         if service == "s3" and operation in ("PutObject", "CopyObject", "ListObjectsV2"):
             u.s3_put += n
@@ -767,14 +771,15 @@ def units_from(measured: dict) -> Units:
                      s3_get=READER_S3_GET_SHARE * max(reader.s3_get, revalidated.s3_get))
     # A source's own feed is built instead (a read of the source, a Query of its newest entries).
     built = usage_of(phases["reader: a source's feed, built"], memory, 1)
-    built = Usage(lambda_requests=Counter({"ApiFunction": 1}), gb_seconds=Counter({"ApiFunction": built.gb_seconds["ApiFunction"]}),
-                  rru=built.rru)
+    built = Usage(lambda_requests=Counter({"ApiFunction": 1}),
+                  gb_seconds=Counter({"ApiFunction": built.gb_seconds["ApiFunction"]}), rru=built.rru)
     reader_request = rendered.scaled(1 - READER_SOURCE_FEED_SHARE) + built.scaled(READER_SOURCE_FEED_SHARE)
     measured_fetches = ("304", "200 same bytes", "200 other bytes", "one new entry")
     log_now = sum(phases[k].log_bytes.get("FetcherFunction", 0) for k in measured_fetches) / (len(measured_fetches) * n)
     cycle = {name: {"fetches": n, "requests": phases[name].tally.total(),
                     "by_operation": dict(sorted(phases[name].tally.by_operation().items())),
-                    "by_actor": {a: phases[name].tally.total(a) for a in sorted({k[0] for k in phases[name].tally.requests})},
+                    "by_actor": {a: phases[name].tally.total(a)
+                                 for a in sorted({k[0] for k in phases[name].tally.requests})},
                     "rru": round(sum(phases[name].tally.rru.values()), 1),
                     "wru": round(sum(phases[name].tally.wru.values()), 1),
                     "invocations": Counter(i.function for i in phases[name].invocations)}
@@ -968,8 +973,9 @@ def print_report(rep: dict, units: Units) -> None:
     print("  The fetch and render jobs alone (bench.aws_requests, 50 items, a collection of 200): "
           + "; ".join(f"{name} {sum(v for k, v in c.items() if ':' in k)}" for name, c in rep["jobs"].items()))
     a = rep["assumptions"]
-    print(f"Logs: {a['log_bytes_per_fetch']} bytes a fetch billed (the code logs {a['log_bytes_per_fetch_measured_now']:.0f}"
-          f" now); {a['access_log_bytes']} bytes of access log a reader request; {a['custom_metrics']} custom metrics.")
+    print(f"Logs: {a['log_bytes_per_fetch']} bytes a fetch billed"
+          f" (the code logs {a['log_bytes_per_fetch_measured_now']:.0f} now);"
+          f" {a['access_log_bytes']} bytes of access log a reader request; {a['custom_metrics']} custom metrics.")
     print()
     for n, by_rate in rep["bills"].items():
         print(f"{int(n):,} sources: USD a month, list price / after the always-free tiers")
@@ -980,9 +986,10 @@ def print_report(rep: dict, units: Units) -> None:
         print()
     print("Idle month (no fetches, no readers; the data kept; the tick and the queues' pollers still run):")
     for n, b in rep["idle"].items():
-        parts = ", ".join(f"{name} {_usd(v['list'])}" for name, v in b.items() if name != "Total" and v["list"] >= 0.005)
-        print(f"  {int(n):>9,} sources: {_usd(b['Total']['list'])} list, {_usd(b['Total']['free_tier'])} after free tiers"
-              f" ({parts})")
+        parts = ", ".join(f"{name} {_usd(v['list'])}" for name, v in b.items()
+                          if name != "Total" and v["list"] >= 0.005)
+        print(f"  {int(n):>9,} sources: {_usd(b['Total']['list'])} list,"
+              f" {_usd(b['Total']['free_tier'])} after free tiers ({parts})")
     print()
     for r, held in rep["targets"]["10k_under_5_usd"].items():
         total = rep["bills"][str(TARGET_FEEDS)][r]["Total"]
@@ -996,7 +1003,8 @@ def print_report(rep: dict, units: Units) -> None:
     for name in (*LINES, "Total"):
         b, a = ba["before"][name], ba["after"][name]
         if abs(b["list"] - a["list"]) > 0.004 or name == "Total":
-            print(f"  {name:24} {_usd(b['list'])} / {_usd(b['free_tier'])} -> {_usd(a['list'])} / {_usd(a['free_tier'])}")
+            print(f"  {name:24} {_usd(b['list'])} / {_usd(b['free_tier'])}"
+                  f" -> {_usd(a['list'])} / {_usd(a['free_tier'])}")
     extra = rep["targets"]["idle_beyond_storage"][str(TARGET_FEEDS)]
     print(f"Target idle at storage cost only ({TARGET_FEEDS:,} sources): beyond storage {_usd(extra['list'])} list"
           f" ({'holds' if extra['list'] < 0.005 else 'MISSED: the tick and the pollers'}),"

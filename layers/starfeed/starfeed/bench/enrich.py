@@ -36,7 +36,7 @@ def _article(n: int) -> bytes:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 - the http.server interface
+    def do_GET(self):  # the http.server interface
         if self.path == "/robots.txt":
             body, kind = b"User-agent: *\nDisallow: /private/\n", "text/plain"
         elif self.path == "/feed.xml":

@@ -65,7 +65,8 @@ def main() -> None:
     if corpus.is_dir():
         # feedparser cannot read JSON Feed, so those files have no baseline.
         feeds.update({str(p.relative_to(corpus)): p.read_bytes() for p in sorted(corpus.rglob("*"))
-                      if p.is_file() and p.suffix not in (".json", ".tsv", ".txt") and not p.name.startswith("LICENSE")})
+                      if p.is_file() and p.suffix not in (".json", ".tsv", ".txt")
+                      and not p.name.startswith("LICENSE")})
     ratios, total_base, total_ours = {}, 0.0, 0.0
     for name, body in feeds.items():
         baseline, ours = measure(body, "https://example.org/feed", args.repeat)

@@ -128,8 +128,9 @@ def main() -> None:
     for function, r in result.items():
         cells = " | ".join(f"{s['duration_s'] * 1000:.0f} ms, ${s['usd_per_million']:.2f}/M"
                            + ("" if s["fits"] else " (too small)") for s in r["sizes"].values())
-        print(f"| {function} | {r['records']:.0f} record(s) | {r['cpu_s'] * 1000:.0f} ms | {r['waiting_s'] * 1000:.0f} ms"
-              f" | {r['import_rss_mb']:.0f} + {r['peak_alloc_mb']:.0f} MB | {cells} | {r['configured_mb']} |"
+        print(f"| {function} | {r['records']:.0f} record(s) | {r['cpu_s'] * 1000:.0f} ms"
+              f" | {r['waiting_s'] * 1000:.0f} ms | {r['import_rss_mb']:.0f} + {r['peak_alloc_mb']:.0f} MB"
+              f" | {cells} | {r['configured_mb']} |"
               f" **{r['recommended_mb']}** |")
 
 

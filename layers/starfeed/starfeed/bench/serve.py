@@ -91,8 +91,8 @@ def rendering() -> dict:
     meta = FeedMeta("feed", "starfeed", "d", "https://feeds.test/", "https://feeds.test")
     out = {}
     for fmt in ("rss", "atom", "json"):
-        ours = per_call(lambda: render(fmt, meta, items, time.time()), 50)
-        base = per_call(lambda: feedgen_alone(items, fmt if fmt != "json" else "atom"), 50)
+        ours = per_call(lambda fmt=fmt: render(fmt, meta, items, time.time()), 50)
+        base = per_call(lambda fmt=fmt: feedgen_alone(items, fmt if fmt != "json" else "atom"), 50)
         out[fmt] = {"ms": round(ours * 1000, 2), "feedgen_ms": round(base * 1000, 2),
                     "ratio": round(ours / base, 2)}
     return out
@@ -187,7 +187,7 @@ def hit_rate_replay(hours: int = 24, readers: int = 60, seed: int = 7) -> dict:
         clock[0] = at
         version = int(at // changes[key])
 
-        def load(etag, key=key, version=version):
+        def load(etag, key=key, version=version, at=at):
             if etag == f'"{key}-{version}"':
                 raise NotModified
             return FeedObject(b"x" * 2048, "application/rss+xml", f'"{key}-{version}"', at)

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         return 141  # as a shell reports a command ended by SIGPIPE
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # noqa: BLE001 - one line a person can act on, not a traceback
+    except Exception as exc:  # one line a person can act on, not a traceback
         if os.environ.get("STARFEED_DEBUG"):
             raise
         print(f"starfeed: {describe(exc)}", file=sys.stderr)

@@ -18,7 +18,7 @@ def connect(stack_name: str | None) -> Storage:
         return deployment.connect(stack_name)
     except deployment.NoStack as exc:
         raise CliError(str(exc)) from None
-    except Exception as exc:  # noqa: BLE001 - one line: which stack, and why
+    except Exception as exc:  # one line: which stack, and why
         if not stack_name:
             raise
         raise CliError(f"cannot read the stack {stack_name}: {describe(exc)}") from None

@@ -103,8 +103,8 @@ def enrich(storage: Storage, analyzer: Analyzer, message: EnrichMessage, now: fl
     if source.analysis_error:
         source.analysis_error = None
         storage.analyses.note_error(source.source_id, None)
-    log.info("enricher: %s analyzed from its %s (score %.2f, %d tokens)", redact(entry.canonical_link or entry.entry_uid),
-             request.used, result.score, result.tokens)
+    log.info("enricher: %s analyzed from its %s (score %.2f, %d tokens)",
+             redact(entry.canonical_link or entry.entry_uid), request.used, result.score, result.tokens)
     return kind_of(source).targets(source)
 
 

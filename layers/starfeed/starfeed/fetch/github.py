@@ -1,7 +1,7 @@
-"""GitHub's REST API as starfeed uses it (docs/design.md#github): token auth, Link pagination followed as given,
-conditional requests, and the rate-limit headers read on every response. The token goes to the
-configured API origin (github_api_url's scheme, host and port) and nowhere else: a Link rel="next"
-to another origin ends the read, failed, instead of being followed.
+"""GitHub's REST API as starfeed uses it (docs/design.md#github): token auth, Link pagination
+followed as given, conditional requests, and the rate-limit headers read on every response. The
+token goes to the configured API origin (github_api_url's scheme, host and port) and nowhere else:
+a Link rel="next" to another origin ends the read, failed, instead of being followed.
 
 The reading of a response (classify) is pure; GitHub.get does the HTTP through fetch.http, so
 GitHub calls get the same timeouts, retries, size limit and address checks as any fetch."""

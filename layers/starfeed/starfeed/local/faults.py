@@ -85,7 +85,8 @@ def _describe(environ, body: bytes) -> tuple[str, str, str, str]:
 def _error(service: str, code: str) -> tuple[str, str, bytes]:
     if service == "s3":
         status = "503 Slow Down" if code == "SlowDown" else "500 Internal Server Error"
-        xml = f"<?xml version='1.0' encoding='UTF-8'?><Error><Code>{code}</Code><Message>injected fault</Message></Error>"
+        xml = (f"<?xml version='1.0' encoding='UTF-8'?>"
+               f"<Error><Code>{code}</Code><Message>injected fault</Message></Error>")
         return status, "application/xml", xml.encode()
     document = {"__type": _JSON_ERRORS.get(code, f"com.amazonaws.{service}#{code}"), "message": "injected fault"}
     return "400 Bad Request", "application/x-amz-json-1.0", json.dumps(document).encode()

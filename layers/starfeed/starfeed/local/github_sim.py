@@ -310,8 +310,9 @@ class GitHubSim:
         body = items[(page - 1) * per_page: page * per_page]
         headers = {"X-Poll-Interval": str(self.poll_interval)} if next_path.endswith("/received_events") else {}
         if page * per_page < len(items):
+            last = math.ceil(len(items) / per_page)
             headers["Link"] = (f'<{self.url}{next_path}?per_page={per_page}&page={page + 1}>; rel="next", '
-                               f'<{self.url}{next_path}?per_page={per_page}&page={math.ceil(len(items) / per_page)}>; rel="last"')
+                               f'<{self.url}{next_path}?per_page={per_page}&page={last}>; rel="last"')
         encoded = json.dumps(body).encode()
         etag = 'W/"' + hashlib.sha256(encoded).hexdigest()[:32] + '"'
         headers["ETag"] = etag

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import feedparser
 
@@ -34,13 +35,13 @@ class ParsedFeed:
     link: str | None = None
     # The channel's authors (feedparser-shaped {name, email, href}): an entry without its own
     # inherits them (RFC 4287 section 4.2.1); and its language as declared (RSS, xml:lang, JSON Feed).
-    authors: list = field(default_factory=list)
+    authors: list[dict[str, Any]] = field(default_factory=list)
     language: str | None = None
     ttl_minutes: int | None = None
     # RSS skipHours (0-23, UTC) and skipDays ("Mon".."Sun"); feedparser keeps only the last one.
     skip_hours: tuple[int, ...] = ()
     skip_days: tuple[str, ...] = ()
-    entries: list = field(default_factory=list)  # feedparser-shaped entry dicts
+    entries: list[Any] = field(default_factory=list)  # feedparser-shaped entry dicts
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
     # WebSub discovery (WebSub section 4, docs/design.md#websub): the document's hub and self links,
@@ -82,7 +83,7 @@ def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
         # feedparser's resolution gets wrong for in-page anchors (it points them at the feed).
         parsed = feedparser.parse(body, response_headers=headers, sanitize_html=False,
                                   resolve_relative_uris=False)
-    except Exception as exc:  # feedparser raises on some hostile inputs instead of setting bozo
+    except Exception as exc:  # noqa: BLE001 - feedparser raises on some hostile inputs instead of setting bozo
         return ParsedFeed(error=f"not parseable: {type(exc).__name__}: {str(exc)[:200]}")
     channel = parsed.get("feed", {})
     if not parsed.get("version") and not parsed.entries:
@@ -101,16 +102,16 @@ def _parse_xml(body: bytes, url: str, content_type: str | None) -> ParsedFeed:
                       older=_link_of(channel, "prev-archive") or _link_of(channel, "next"))
 
 
-def _link_of(channel, rel: str) -> str | None:
+def _link_of(channel: Any, rel: str) -> str | None:
     """The channel's first link with this rel (atom:link in Atom and RSS)."""
     links = channel.get("links")
     for link in links if isinstance(links, list) else ():
-        if isinstance(link, dict) and link.get("rel") == rel and isinstance(link.get("href"), str):
-            return link["href"]
+        if isinstance(link, dict) and link.get("rel") == rel and isinstance(href := link.get("href"), str):
+            return href
     return None
 
 
-def _channel_authors(channel) -> list:
+def _channel_authors(channel: Any) -> list[dict[str, Any]]:
     """The channel's author: Atom's feed author, RSS's managingEditor or dc:creator."""
     authors = channel.get("authors")
     if not (isinstance(authors, list) and authors):
@@ -122,7 +123,7 @@ def _channel_authors(channel) -> list:
     return authors
 
 
-def _str(value) -> str | None:
+def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
@@ -161,7 +162,7 @@ def _xml_depth_exceeds(body: bytes, limit: int) -> bool:
     return False
 
 
-def _ttl(value) -> int | None:
+def _ttl(value: object) -> int | None:
     """RSS ttl in minutes, at most a year; None when it is no positive number."""
     digits = value.strip().lstrip("0") if isinstance(value, str) else ""
     if not (digits.isascii() and digits.isdigit()):

@@ -18,7 +18,7 @@ FIRST_FETCH_UNDATED = 3
 @dataclass
 class Filtered:
     kept: list[Entry]
-    dropped: Counter = field(default_factory=Counter)  # reason -> count
+    dropped: Counter[str] = field(default_factory=Counter)  # reason -> count
 
 
 def filter_entries(entries: list[Entry], source: Source, now: float, max_age_days: int) -> Filtered:

@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 from dataclasses import replace
+from typing import Any
 
 from starfeed.model import Entry
 from starfeed.parse.text import clip, truncate_html, utf8_size, xml_safe
@@ -53,7 +54,7 @@ def fit_entry(entry: Entry, limits: Settings) -> Entry:
         warnings.append(f"link of {utf8_size(link):,} bytes dropped: longer than {limits.max_link_bytes:,}")
         link = None
     title = clip(entry.title, TITLE_CHARS)
-    if title != entry.title:
+    if entry.title is not None and title != entry.title:
         warnings.append(f"title of {len(entry.title):,} characters clipped to {TITLE_CHARS:,}")
     fitted = replace(entry, entry_uid=uid, canonical_link=link, title=title,
                      summary=clip(entry.summary, SUMMARY_CHARS),
@@ -70,7 +71,7 @@ def _with_content(entry: Entry, content: str | None, max_bytes: int) -> Entry:
     size, limit = utf8_size(content), max_bytes
     for _ in range(4):
         fitted = replace(entry, content=content)
-        if size > limit:
+        if content is not None and size > limit:
             where = "at the link" if entry.canonical_link else "in the original feed"
             kept = truncate_html(content, limit, f"<p><em>starfeed kept the first {limit // 1024:,} KiB of "
                                                  f"this entry's {size // 1024:,} KiB; the rest is {where}.</em></p>")
@@ -97,7 +98,7 @@ def _categories(categories: list[str], warnings: list[str]) -> list[str]:
     return clipped[:MAX_CATEGORIES]
 
 
-def _authors(authors: list[dict], max_link_bytes: int, warnings: list[str]) -> list[dict]:
+def _authors(authors: list[dict[str, Any]], max_link_bytes: int, warnings: list[str]) -> list[dict[str, Any]]:
     if len(authors) > MAX_AUTHORS:
         warnings.append(f"{len(authors):,} authors: kept the first {MAX_AUTHORS}")
     kept, too_long = [], 0
@@ -112,7 +113,7 @@ def _authors(authors: list[dict], max_link_bytes: int, warnings: list[str]) -> l
     return kept
 
 
-def _enclosures(enclosures: list[dict], max_link_bytes: int, warnings: list[str]) -> list[dict]:
+def _enclosures(enclosures: list[dict[str, Any]], max_link_bytes: int, warnings: list[str]) -> list[dict[str, Any]]:
     fitting = [e for e in enclosures if utf8_size(e.get("url")) <= max_link_bytes]
     if len(fitting) < len(enclosures):
         warnings.append(f"{_count(len(enclosures) - len(fitting), 'enclosure')} dropped: "

@@ -9,6 +9,7 @@ import json
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from starfeed.model import Entry
 from starfeed.parse.normalize import epoch_of, plain_text, rfc3339
@@ -58,7 +59,7 @@ class Star:
         return epoch_of(self.starred_at)
 
 
-def _array(body: bytes) -> list:
+def _array(body: bytes) -> list[Any]:
     try:
         document = json.loads(body or b"null")
     except (ValueError, UnicodeDecodeError) as exc:
@@ -125,17 +126,18 @@ def events_of(body: bytes) -> list[Event]:
             continue
         if not 0 < event_id < 2 ** 63:
             continue
-        actor = item.get("actor") if isinstance(item.get("actor"), dict) else {}
-        payload = item.get("payload") if isinstance(item.get("payload"), dict) else {}
+        actor = item["actor"] if isinstance(item.get("actor"), dict) else {}
+        payload = item["payload"] if isinstance(item.get("payload"), dict) else {}
         event_type = item["type"][:100]
         if event_type == "WatchEvent" and payload.get("action") not in (None, "started"):
             event_type = "WatchEvent:" + str(payload.get("action"))[:50]
-        actor_id = actor.get("id") if isinstance(actor.get("id"), int) and not isinstance(actor.get("id"), bool) else None
+        actor_id = (actor.get("id") if isinstance(actor.get("id"), int) and not isinstance(actor.get("id"), bool)
+                    else None)
         events.append(Event(event_id, event_type, actor_id))
     return events
 
 
-def _text(value) -> str | None:
+def _text(value: object) -> str | None:
     return plain_text(value) if isinstance(value, str) else None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urldefrag
 
 import lxml.html
@@ -42,7 +43,7 @@ def looks_like_html(body: bytes, content_type: str | None) -> bool:
     return head.startswith(b"<!doctype html") or b"<html" in head
 
 
-def _document(body: bytes):
+def _document(body: bytes) -> Any:  # an lxml document, or None
     try:
         return lxml.html.document_fromstring(body)
     except (etree.ParserError, ValueError):
@@ -96,15 +97,16 @@ def extract_article(body: bytes, page_url: str) -> Article | None:
     return Article(title, lxml.html.tostring(fragment, encoding="unicode"), text, author, published)
 
 
-def _fragment(markup: str):
+def _fragment(markup: str) -> Any:  # an lxml element, or None
     try:
         return lxml.html.fragment_fromstring(markup, create_parent="div") if markup.strip() else None
     except (etree.ParserError, ValueError):
         return None
 
 
-def _meta(document, attribute: str, name: str) -> str | None:
+def _meta(document: Any, attribute: str, name: str) -> str | None:
     for meta in document.iter("meta"):
-        if (meta.get(attribute) or "").lower() == name and (meta.get("content") or "").strip():
-            return meta.get("content").strip()
+        content: str = meta.get("content") or ""
+        if (meta.get(attribute) or "").lower() == name and content.strip():
+            return content.strip()
     return None

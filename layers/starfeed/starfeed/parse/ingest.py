@@ -35,7 +35,7 @@ class Ingested:
     publications: tuple[float, ...] = ()  # every parsed entry's publication time, for the EWMA
     parsed_count: int = 0
     entries: list[Entry] = field(default_factory=list)
-    dropped: Counter = field(default_factory=Counter)
+    dropped: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
     hub: str | None = None  # the document's WebSub hub and self URL, absolute http(s), or None
@@ -90,7 +90,7 @@ def read_feed(body: bytes, url: str, content_type: str | None, source: Source, n
                     older=web_link(parsed.older, url))
 
 
-def _channel_link(link, url: str, settings: Settings, warnings: list[str]) -> str | None:
+def _channel_link(link: object, url: str, settings: Settings, warnings: list[str]) -> str | None:
     """The feed's own link (the source's site_url), under the same URL policy as items'."""
     safe = web_link(link, url)
     if utf8_size(safe) > settings.max_link_bytes:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from html import escape
+from typing import Any
 
 from starfeed.parse.normalize import parse_date
 from starfeed.urlpolicy import WEB_AND_MAIL, safe_link
@@ -24,7 +25,7 @@ def looks_like_json(body: bytes, content_type: str | None) -> bool:
     return body.lstrip()[:1] == b"{"
 
 
-def parse_json_feed(body: bytes, url: str, max_depth: int) -> tuple[dict, list[dict]]:
+def parse_json_feed(body: bytes, url: str, max_depth: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(channel, entries), or NotJsonFeed with the reason. A member of the wrong type ("tags": 5,
     "attachments": true, "url": 7) counts as missing; the rest of its item is kept."""
     try:
@@ -51,7 +52,7 @@ def parse_json_feed(body: bytes, url: str, max_depth: int) -> tuple[dict, list[d
     return channel, [_entry(item, base) for item in items if isinstance(item, dict)]
 
 
-def _websub_hub(hubs) -> str | None:
+def _websub_hub(hubs: object) -> str | None:
     """The first WebSub hub of JSON Feed's `hubs` ([{"type": "WebSub", "url": …}])."""
     for hub in hubs if isinstance(hubs, list) else ():
         if isinstance(hub, dict) and str(hub.get("type", "")).lower() in ("websub", "pubsubhubbub"):
@@ -59,7 +60,7 @@ def _websub_hub(hubs) -> str | None:
     return None
 
 
-def _entry(item: dict, base: str) -> dict:
+def _entry(item: dict[str, Any], base: str) -> dict[str, Any]:
     html, text = _str(item.get("content_html")), _str(item.get("content_text"))
     link = safe_link(_str(item.get("url")), base)
     return {
@@ -69,7 +70,7 @@ def _entry(item: dict, base: str) -> dict:
         "summary": _str(item.get("summary")) or text,
         # JSON Feed names no base for content_html's relative URLs: as in RSS and Atom without
         # xml:base, the document's own address (RFC 3986 section 5.1.3). "base" as feedparser says it.
-        "content": [{"value": html or escape(text), "base": base}] if html or text else [],
+        "content": [{"value": html or escape(text or ""), "base": base}] if html or text else [],
         "published_parsed": parse_date(item.get("date_published")),
         "updated_parsed": parse_date(item.get("date_modified")),
         "authors": _authors(item, base),
@@ -80,7 +81,7 @@ def _entry(item: dict, base: str) -> dict:
     }
 
 
-def _authors(holder: dict, base: str) -> list[dict]:
+def _authors(holder: dict[str, Any], base: str) -> list[dict[str, Any]]:
     """1.1's authors, else 1.0's author: feedparser-shaped {name, href}."""
     authors = holder.get("authors")
     if not (isinstance(authors, list) and authors):
@@ -89,22 +90,22 @@ def _authors(holder: dict, base: str) -> list[dict]:
             for a in authors if isinstance(a, dict)]
 
 
-def _str(value) -> str | None:
+def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _id(value) -> str | None:
+def _id(value: object) -> str | None:
     """A string; JSON Feed 1.0 allowed numbers."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     return _str(value)
 
 
-def _size(value) -> int | None:
+def _size(value: object) -> int | None:
     return value if type(value) is int and value >= 0 else None
 
 
-def _list(value) -> list:
+def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
@@ -112,7 +113,7 @@ def _int(digits: str) -> int | None:
     return int(digits) if len(digits) <= 20 else None
 
 
-def _depth(value, limit: int) -> int:
+def _depth(value: object, limit: int) -> int:
     """Nesting depth, computed without recursion and stopping past the limit."""
     deepest, stack = 0, [(value, 1)]
     while stack:

@@ -13,6 +13,7 @@ import re
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from starfeed.model import Entry
@@ -43,7 +44,7 @@ def epoch_of(timestamp: str) -> float:
     return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).astimezone(UTC).timestamp()
 
 
-def web_link(url, base: str | None = None, schemes: frozenset[str] = WEB_SCHEMES) -> str | None:
+def web_link(url: object, base: str | None = None, schemes: frozenset[str] = WEB_SCHEMES) -> str | None:
     """The URL policy (urlpolicy.safe_link: http and https, absolute, with a host), made
     canonical: scheme and host in lower case (docs/design.md#canonical-links), no fragment, the rest as
     published. None for anything else, a javascript: or data: URL included."""
@@ -54,7 +55,7 @@ def web_link(url, base: str | None = None, schemes: frozenset[str] = WEB_SCHEMES
     return urlunsplit((scheme, netloc.lower(), path, query, ""))
 
 
-def parse_date(value) -> time.struct_time | None:
+def parse_date(value: object) -> time.struct_time | None:
     """A date as JSON Feed (RFC 3339) and HTML meta tags (ISO 8601) write it, or as RFC 822,
     which some JSON feeds carry anyway, as a UTC time tuple; None when unreadable. Dates in RSS
     and Atom are feedparser's to read (its *_parsed fields)."""
@@ -73,7 +74,7 @@ def parse_date(value) -> time.struct_time | None:
         return None
 
 
-def struct_to_rfc3339(struct) -> str | None:
+def struct_to_rfc3339(struct: object) -> str | None:
     """A time tuple as RFC 3339 UTC, or None when it is not one or lies outside 1970-2100."""
     if not isinstance(struct, (tuple, list)) or len(struct) < 6:
         return None
@@ -87,8 +88,8 @@ def struct_to_rfc3339(struct) -> str | None:
     return rfc3339(epoch) if _EARLIEST <= epoch < _LATEST else None
 
 
-def normalize_entries(raw_entries: list, feed_id: str, feed_url: str, now: float,
-                      limits: Settings = DEFAULTS, feed_authors: list | None = None) -> list[Entry]:
+def normalize_entries(raw_entries: list[Any], feed_id: str, feed_url: str, now: float,
+                      limits: Settings = DEFAULTS, feed_authors: list[dict[str, Any]] | None = None) -> list[Entry]:
     """Every entry normalized and fitted to storage (limits: the max_* settings); none dropped
     but an exact repeat of an earlier one. An entry without an author has the feed's
     (feed_authors, feedparser-shaped), as RFC 4287 section 4.2.1 says of Atom and readers do of RSS."""
@@ -113,7 +114,7 @@ def normalize_entries(raw_entries: list, feed_id: str, feed_url: str, now: float
     return entries
 
 
-def normalize_entry(raw: Mapping, feed_id: str, feed_url: str, seen: str) -> Entry:
+def normalize_entry(raw: Mapping[str, Any], feed_id: str, feed_url: str, seen: str) -> Entry:
     """One feedparser-shaped entry, unfitted: its id, link and text may be of any length."""
     link = web_link(raw.get("link"), feed_url)
     title = clean_text(raw.get("title"))
@@ -150,7 +151,7 @@ def normalize_entry(raw: Mapping, feed_id: str, feed_url: str, seen: str) -> Ent
     )
 
 
-def _authors(raw: Mapping) -> list[dict]:
+def _authors(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
     authors = _author_list(raw.get("authors"))
     line = clean_text(raw.get("author"))
     if not authors and line:
@@ -166,14 +167,14 @@ _EMAIL_THEN_NAME = re.compile(r"(?P<email>[^\s()<>]+@[^\s()<>]+)\s*\((?P<name>[^
 _NAME_THEN_EMAIL = re.compile(r"(?P<name>[^()<>]*?)\s*[(<](?P<email>[^\s()<>]+@[^\s()<>]+)[)>]")
 
 
-def email_and_name(line: str) -> dict | None:
+def email_and_name(line: str) -> dict[str, str | None] | None:
     """An author line holding an address, "email (Name)" or "Name <email>", as {name, email};
     None for any other line."""
     match = _EMAIL_THEN_NAME.fullmatch(line) or _NAME_THEN_EMAIL.fullmatch(line)
     return None if match is None else {"name": match["name"].strip() or None, "email": match["email"]}
 
 
-def _author_list(details) -> list[dict]:
+def _author_list(details: object) -> list[dict[str, Any]]:
     """feedparser's author details ({name, email, href}) as stored authors ({name, email, uri})."""
     authors = []
     for detail in _dicts(details):
@@ -184,7 +185,7 @@ def _author_list(details) -> list[dict]:
     return authors
 
 
-def _enclosures(raw: Mapping, feed_url: str) -> list[dict]:
+def _enclosures(raw: Mapping[str, Any], feed_url: str) -> list[dict[str, Any]]:
     out = []
     for link in _dicts(raw.get("enclosures")):
         url = web_link(link.get("href"), feed_url)
@@ -193,18 +194,18 @@ def _enclosures(raw: Mapping, feed_url: str) -> list[dict]:
     return out
 
 
-def _length(value) -> int | None:
+def _length(value: object) -> int | None:
     if type(value) is int:
         return value if 0 <= value < 10**15 else None
     text = value.strip() if isinstance(value, str) else ""
     return int(text) if _LENGTH.fullmatch(text) else None
 
 
-def _str(value) -> str | None:
+def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _dicts(value) -> list[Mapping]:
+def _dicts(value: object) -> list[Mapping[str, Any]]:
     """The mappings of a list member; nothing when the member is not a list."""
     return [item for item in value if isinstance(item, Mapping)] if isinstance(value, (list, tuple)) else []
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
+from typing import overload
 from urllib.parse import urlsplit
 
 import nh3
@@ -75,7 +77,7 @@ def clean_html(value: str | None, base: str | None = None, page: str | None = No
     return (xml_safe(cleaned) if "&#" in value else cleaned) or None
 
 
-def _resolver(base: str, page: str):
+def _resolver(base: str, page: str) -> Callable[[str, str, str], str | None]:
     page = page.split("#", 1)[0]
 
     def resolve(_tag: str, attribute: str, value: str) -> str | None:
@@ -101,11 +103,15 @@ def text_of(sanitized_html: str | None) -> str | None:
     return text or None
 
 
-def _tag_gap(match: re.Match) -> str:
+def _tag_gap(match: re.Match[str]) -> str:
     name = match.group(2)
     return " " if name is None or name.lower() in _BLOCKS else ""
 
 
+@overload
+def clip(text: str, chars: int) -> str: ...
+@overload
+def clip(text: str | None, chars: int) -> str | None: ...
 def clip(text: str | None, chars: int) -> str | None:
     """text in at most chars characters: cut at a word boundary where one is near, marked "…"."""
     if text is None or len(text) <= chars:
@@ -164,7 +170,7 @@ ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za
 _LANGUAGE = re.compile(r"([A-Za-z]{2,3})((?:-[A-Za-z0-9]{1,8}){0,7})")
 
 
-def language_tag(value) -> str | None:
+def language_tag(value: object) -> str | None:
     """A declared language as a BCP 47 tag in its canonical case ("en_us" -> "en-US",
     "IT-it" -> "it-IT"), or None when it does not look like one ("english", "")."""
     if not isinstance(value, str):

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from starfeed.model import Entry
+from starfeed.model import Entry, Source
 from starfeed.parse.text import language_tag, xml_safe
 from starfeed.urlpolicy import WEB_AND_MAIL, redact, safe_link
 
@@ -125,7 +126,7 @@ def _list_of_text(values: object) -> list[str]:
     return list(dict.fromkeys(v for v in cleaned if v))
 
 
-def _authors(values: object) -> list[dict]:
+def _authors(values: object) -> list[dict[str, Any]]:
     """[{name, email?, uri?}]: a bare string is a name; the URI may be mailto: as well as web."""
     if not isinstance(values, list):
         return []
@@ -143,14 +144,14 @@ def _authors(values: object) -> list[dict]:
     return authors
 
 
-def _enclosures(values: object) -> list[dict]:
+def _enclosures(values: object) -> list[dict[str, Any]]:
     if not isinstance(values, list):
         return []
     enclosures = []
     for value in values[:50]:
         if not isinstance(value, dict) or not (url := link(value.get("url"))):
             continue
-        length = value.get("length")
+        length: Any = value.get("length")
         try:
             length = int(length) if not isinstance(length, bool) else None
         except (TypeError, ValueError, OverflowError):
@@ -171,7 +172,7 @@ class Shown:
     url: str  # redacted
 
 
-def shown(source) -> Shown:
+def shown(source: Source) -> Shown:
     url = text(redact(text(source.url, 8192)), 8192) or "(no URL)"
     return Shown(text(source.title) or url, url)
 
@@ -188,7 +189,7 @@ class Origin:
     language: str | None = None
 
 
-def origin(source, published_feed: str | None = None, subscribable: bool = False,
+def origin(source: Source, published_feed: str | None = None, subscribable: bool = False,
            site: str | None = None) -> Origin:
     """A stored source as its Origin; every field passes the same policy as an entry's.
 
@@ -199,10 +200,12 @@ def origin(source, published_feed: str | None = None, subscribable: bool = False
     seen = shown(source)
     subscribable = subscribable and seen.url == text(getattr(source, "url", None), 8192)
     feed = link(seen.url if subscribable else published_feed) or link(published_feed)
-    return clean_origin(Origin(seen.title, feed, link(site), getattr(source, "language", None)))
+    cleaned = clean_origin(Origin(seen.title, feed, link(site), getattr(source, "language", None)))
+    assert cleaned is not None  # a shown title is never empty
+    return cleaned
 
 
-def clean_origin(value) -> Origin | None:
-    if not isinstance(value, Origin) or not text(value.title):
+def clean_origin(value: object) -> Origin | None:
+    if not isinstance(value, Origin) or not (title := text(value.title)):
         return None
-    return Origin(text(value.title), link(value.feed_url), link(value.site_url), language(value.language))
+    return Origin(title, link(value.feed_url), link(value.site_url), language(value.language))

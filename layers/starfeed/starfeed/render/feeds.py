@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 from lxml import etree
@@ -118,7 +119,7 @@ def render(fmt: str, meta: FeedMeta, entries: list[Entry], built_at: float) -> b
     writer: Callable[[FeedMeta, list[Entry], float], bytes] = globals()[BY_NAME[fmt].writer]
     try:
         return writer(meta, ready, built_at)
-    except Exception:  # noqa: BLE001 - find the entry at fault below; the rest are published
+    except Exception:  # find the entry at fault below; the rest are published
         log.warning("renderer: %s as %s failed whole; rendering its entries one by one",
                     meta.feed_id, fmt, exc_info=True)
     fit = []
@@ -126,20 +127,20 @@ def render(fmt: str, meta: FeedMeta, entries: list[Entry], built_at: float) -> b
         try:
             writer(meta, [entry], built_at)
             fit.append(entry)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.warning("renderer: %s entry %r cannot be rendered as %s; left out",
                         meta.feed_id, entry.entry_uid, fmt, exc_info=True)
     return writer(meta, fit, built_at)
 
 
-def clean_entries(feed_id: str, entries: list, built_at: float) -> list[Entry]:
+def clean_entries(feed_id: str, entries: list[Entry], built_at: float) -> list[Entry]:
     """The entries render.clean makes renderable; the others are logged and left out."""
     fallback = clean.stamp(_dt(built_at))
     ready = []
     for entry in entries:
         try:
             cleaned = clean.entry(entry, fallback)
-        except Exception:  # noqa: BLE001 - not even an Entry: nothing in it can be trusted
+        except Exception:  # not even an Entry: nothing in it can be trusted
             cleaned = None
             log.warning("renderer: %s entry %r cannot be read", feed_id,
                         getattr(entry, "entry_uid", None), exc_info=True)
@@ -196,7 +197,7 @@ def _entries(parent: etree._Element, tag: str, meta: FeedMeta, entries: list[Ent
         element = etree.SubElement(parent, tag)
         try:
             _fill(_Item(element, meta), entry, fmt)
-        except Exception:  # noqa: BLE001 - a value that cannot be written costs its entry only
+        except Exception:  # a value that cannot be written costs its entry only
             parent.remove(element)
             log.warning("renderer: %s entry %r cannot be written as %s; left out", meta.feed_id,
                         entry.entry_uid, fmt, exc_info=True)
@@ -228,7 +229,8 @@ def write_rss(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     _sub(channel, "generator", f"starfeed {__version__}")
     _sub(channel, "docs", RSS_DOCS)
     _entries(channel, "item", meta, entries, "rss")
-    return etree.tostring(rss, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    document: bytes = etree.tostring(rss, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    return document
 
 
 def _fill_rss(item: _Item, entry: Entry) -> None:
@@ -281,7 +283,8 @@ def write_atom(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     _sub(feed, a("updated"), clean.stamp(_dt(built_at)))
     _sub(feed, a("generator"), "starfeed", uri=PROJECT_URL, version=__version__)
     _entries(feed, a("entry"), meta, entries, "atom")
-    return etree.tostring(feed, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    document: bytes = etree.tostring(feed, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    return document
 
 
 def _atom_tag(name: str) -> str:
@@ -353,7 +356,7 @@ def write_json(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     items = []
     for entry in entries:
         origin = meta.origins.get(entry.feed_id)
-        item = {"id": entry.entry_uid, "url": entry.canonical_link, "title": entry.title,
+        item: dict[str, Any] = {"id": entry.entry_uid, "url": entry.canonical_link, "title": entry.title,
                 "content_html": entry.content, "summary": entry.summary,
                 "date_published": entry.sort_time, "date_modified": entry.updated,
                 "authors": [{k: v for k, v in (("name", a.get("name") or a.get("email")), ("url", a.get("uri"))) if v}
@@ -384,7 +387,7 @@ def write_json(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     return json.dumps(document, ensure_ascii=False, indent=1).encode()
 
 
-def _authors(entry: Entry, origin: Origin | None, meta: FeedMeta) -> list[dict]:
+def _authors(entry: Entry, origin: Origin | None, meta: FeedMeta) -> list[dict[str, Any]]:
     """The entry's authors (its feed's when it names none, parse.normalize), else its source's
     title, else this feed's: every entry credits someone."""
     if entry.authors:
@@ -394,10 +397,11 @@ def _authors(entry: Entry, origin: Origin | None, meta: FeedMeta) -> list[dict]:
     return [{"name": meta.title}]
 
 
-def _media_type(enclosure: dict) -> str:
+def _media_type(enclosure: dict[str, Any]) -> str:
     """The type the feed gave; else the one its URL's extension names; else "some bytes"."""
     if enclosure.get("type"):
-        return enclosure["type"]
+        media_type: str = enclosure["type"]
+        return media_type
     extension = _EXTENSION.search(urlsplit(enclosure["url"]).path)
     return _MEDIA_TYPES.get(extension.group(1).lower(), _UNKNOWN) if extension else _UNKNOWN
 

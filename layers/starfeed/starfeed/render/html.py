@@ -135,7 +135,7 @@ def _item(page: IndexPage, raw: Entry, source_titles: Mapping[str, str | clean.O
         return (f'<li><h2>{heading}</h2><div class="meta">{source} · '
                 f'<time datetime="{when}">{when.replace("T", " ").rstrip("Z")} UTC</time></div>'
                 + (f"<p>{escape(summary)}</p>" if summary else "") + "</li>")
-    except Exception:  # noqa: BLE001 - one entry never costs the page
+    except Exception:  # one entry never costs the page
         log.warning("renderer: %s entry %r cannot be shown on the index; left out", page.feed_path,
                     getattr(raw, "entry_uid", None), exc_info=True)
         return None

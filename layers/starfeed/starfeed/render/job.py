@@ -56,7 +56,7 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
         try:
             with observe.span("render", target=target):
                 outcome = _render_target(storage, target, now, collections, notice, timings)
-        except Exception as exc:  # noqa: BLE001 - reported; the other targets go on
+        except Exception as exc:  # reported; the other targets go on
             log.exception("renderer: %s failed; the records naming it are retried", target)
             report.failed[target] = f"{type(exc).__name__}: {exc}"[:500]
             continue
@@ -66,7 +66,7 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
         try:
             render_sources_summary(storage, now, collections())
             report.rendered.append(SOURCES_SUMMARY)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             log.exception("renderer: the sources summary failed")
             report.failed[SOURCES_SUMMARY] = f"{type(exc).__name__}: {exc}"[:500]
     observe.metric(observe.RENDERS, len(report.rendered))
@@ -74,7 +74,7 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
     try:
         storage.counters.add(timings)
         storage.counters.flush()  # renders are few: keep their times now
-    except Exception:  # noqa: BLE001 - statistics never cost a render
+    except Exception:  # statistics never cost a render
         log.exception("renderer: render times were not recorded")
     return report
 

@@ -53,7 +53,8 @@ def _document(title: str, now: float) -> tuple[ET.Element, ET.Element]:
 
 def _bytes(opml: ET.Element) -> bytes:
     ET.indent(opml)
-    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(opml, encoding="utf-8")
+    document: bytes = ET.tostring(opml, encoding="utf-8")
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + document
 
 
 def _published(parent: ET.Element, title: str, base: str, path: str, html_url: str) -> None:
@@ -88,8 +89,8 @@ def subscriptions_opml(subscriptions: list[Subscription], now: float) -> bytes:
     """The subscriptions, for moving to another reader (see the module's docstring). Public, so
     each passes the URL policy again: a line without a URL a reader could follow is left out."""
     opml, body = _document("starfeed: subscriptions", now)
-    top: dict[str, dict] = {}  # xmlUrl -> attributes
-    folders: dict[str, dict[str, dict]] = {}  # collection -> xmlUrl -> attributes
+    top: dict[str, dict[str, str]] = {}  # xmlUrl -> attributes
+    folders: dict[str, dict[str, dict[str, str]]] = {}  # collection -> xmlUrl -> attributes
     for line in subscriptions:
         xml_url, title = clean.link(line.xml_url), clean.text(line.title)
         if not xml_url or not title:
@@ -105,11 +106,11 @@ def subscriptions_opml(subscriptions: list[Subscription], now: float) -> bytes:
     for name in sorted(folders):
         folder = ET.SubElement(body, "outline", text=name, title=name)
         for attributes in sorted(folders[name].values(), key=_order):
-            ET.SubElement(folder, "outline", **attributes)
+            ET.SubElement(folder, "outline", attributes)
     for attributes in sorted(top.values(), key=_order):
-        ET.SubElement(body, "outline", **attributes)
+        ET.SubElement(body, "outline", attributes)
     return _bytes(opml)
 
 
-def _order(attributes: dict) -> tuple:
+def _order(attributes: dict[str, str]) -> tuple[str, str]:
     return attributes["title"].casefold(), attributes["xmlUrl"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, fields
+from typing import Protocol
 
 from starfeed.model import Source
 from starfeed.render import clean
@@ -19,6 +20,17 @@ PUBLISHED_OPML = "opml.xml"
 SUBSCRIPTIONS_OPML = "subscriptions.opml"
 OPML_TYPE = "text/x-opml; charset=utf-8"
 JSON_TYPE = "application/json"
+
+
+class StoredObject(Protocol):
+    @property
+    def body(self) -> bytes: ...
+
+
+class FeedObjects(Protocol):
+    """Where the summary is read from: the feeds bucket (store.blobs.Blobs)."""
+
+    def get_feed(self, key: str) -> StoredObject | None: ...
 
 
 @dataclass(frozen=True)
@@ -69,7 +81,7 @@ def loads(body: bytes) -> tuple[list[SourceRow], float]:
     return rows, float(document["built_at"])
 
 
-def load_sources_summary(blobs) -> tuple[list[SourceRow], float] | None:
+def load_sources_summary(blobs: FeedObjects) -> tuple[list[SourceRow], float] | None:
     """(rows, built_at) as the renderer last wrote them; None before it first has."""
     obj = blobs.get_feed(SUMMARY)
     return None if obj is None else loads(obj.body)

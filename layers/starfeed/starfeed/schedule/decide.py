@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from starfeed.model import FetchOutcome, Pace, Source
@@ -164,7 +165,7 @@ def posting_rate(publications: tuple[float, ...] | list[float], now: float) -> f
     return 1 / WEEK  # too little history: assume a post a week
 
 
-def _spend(now: float, longest: float, speed, budget: float) -> float:
+def _spend(now: float, longest: float, speed: Callable[[float], float], budget: float) -> float:
     """How long until `budget` is used up at speed(t) per second (piecewise by the hour)."""
     waited, at = 0.0, now
     while waited < longest:

@@ -26,7 +26,7 @@ def on_time(source: Source, now: float, period: float) -> bool | None:
     scheduler's period (the timeline's minute, a short Retry-After) counts as one period: no run
     can come sooner."""
     wait = chosen_wait(source)
-    if wait is None:
+    if wait is None or source.last_fetch_at is None:  # chosen_wait is None without a fetch
         return None
     return now - source.last_fetch_at <= FRESH_WITHIN * max(wait, period)
 

@@ -52,7 +52,10 @@ def user_interval(star_times: list[float], previous_ema: float | None, new_gaps:
       update with the newest gap;
     - afterwards: ema = clamp(0.3 * gap + 0.7 * ema) for each new gap."""
     low, high = max(low, 10.0), min(high, 10080.0)  # the rule's bounds: [>= 10, <= 10080]
-    clamp = lambda value: min(max(value, low), high)  # noqa: E731
+
+    def clamp(value: float) -> float:
+        return min(max(value, low), high)
+
     if len(star_times) < 3:
         return UserInterval(clamp(default), "low", None)
     ordered = sorted(star_times)
@@ -99,13 +102,13 @@ def timeline_step(events: Sequence[Event], previous: TimelineState | None, reach
         return TimelineStep((), (), newest, watch, False)
     # Events only move down the timeline, and a read goes on past page 1 only when all of page 1
     # is new: so every event read now that existed at the last read was read then too.
-    new = [e for e in events if e.is_star and e.event_id not in seen and e.actor_id is not None]
+    starred = tuple(e.actor_id for e in events if e.is_star and e.event_id not in seen and e.actor_id is not None)
     overflowed = bool(events) and min(e.event_id for e in events) > last_newest and not reached_end
     active = dict.fromkeys(e.actor_id for e in events if e.event_id > last_newest and e.actor_id is not None)
     # The star events known from earlier reads stay known (a read may show none of them), as many
     # as GitHub keeps.
     known = tuple(sorted(set(watch) | seen, reverse=True)[:TIMELINE_EVENTS])
-    return TimelineStep(tuple(e.actor_id for e in new), tuple(active), max(newest or last_newest, last_newest),
+    return TimelineStep(starred, tuple(active), max(newest or last_newest, last_newest),
                         known, overflowed)
 
 

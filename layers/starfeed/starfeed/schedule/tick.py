@@ -55,7 +55,7 @@ def _run_tick(storage: Storage, now: float) -> TickReport:
                                            storage.settings.schedule_period)
     try:
         storage.pace.note_run(now, len(due), len(leased))  # for `starfeed status`, and the pace's step
-    except Exception:  # noqa: BLE001 - the run's work is done; the pace step must still come
+    except Exception:  # the run's work is done; the pace step must still come
         log.exception("scheduler: this run's time was not recorded")
     observe.metric(observe.DUE, len(due))
     observe.metric(observe.LEASED, len(leased))

@@ -84,13 +84,17 @@ def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list
 <div class="card">Sources<b>{len(sources)}</b></div>
 <div class="card">Failing sources<b>{sum(1 for s in sources if s.status in (Status.ERROR, Status.GONE))}</b></div>
 <div class="card">Analyzer today<b>{analyzer}</b></div>
-<div class="card">This instance's cache<b>{cache.get('entries', 0)} objects</b><span class="muted">{cache.get('hits', 0)} hits · {cache.get('misses', 0)} misses · {cache.get('evictions', 0)} evictions</span></div></div>
+<div class="card">This instance's cache<b>{cache.get('entries', 0)} objects</b>\
+<span class="muted">{cache.get('hits', 0)} hits · {cache.get('misses', 0)} misses · \
+{cache.get('evictions', 0)} evictions</span></div></div>
 <h2>Requests by format</h2>{bar_chart(by_format)}
 <h2>Requests per day</h2>{bar_chart(per_day)}
 <h2>Top readers</h2>{bar_chart(readers)}
-<h2>Render time</h2><div class="wrap"><table><tr><th>Format</th><th>Renders</th><th>p50</th><th>p95</th><th>p99</th></tr>{''.join(render_rows)}</table></div>
+<h2>Render time</h2><div class="wrap"><table>\
+<tr><th>Format</th><th>Renders</th><th>p50</th><th>p95</th><th>p99</th></tr>{''.join(render_rows)}</table></div>
 <h2>Recent errors</h2>{_errors(errors, now)}
-<h2>Sources</h2><p class="muted">{escape(as_of)}</p><div class="wrap"><table><tr><th>Source</th><th>Status</th><th>Interval</th><th>EWMA of new entries</th><th>Why</th><th>Failures</th><th>Next check</th></tr>
+<h2>Sources</h2><p class="muted">{escape(as_of)}</p><div class="wrap"><table><tr><th>Source</th><th>Status</th>\
+<th>Interval</th><th>EWMA of new entries</th><th>Why</th><th>Failures</th><th>Next check</th></tr>
 {''.join(_source_row(s, now) for s in unhealthy_first[:200])}</table></div>
 </main></body></html>"""
     return html.encode()

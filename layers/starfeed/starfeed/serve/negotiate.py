@@ -20,7 +20,8 @@ OFFERED = tuple(f.media_type for f in FORMATS)
 MAX_ACCEPT_LENGTH = 4096
 
 # One element: a type/subtype, then parameters (quoted strings may hold commas and semicolons).
-_ELEMENT = re.compile(r"""\s*([^\s,;/]+)\s*/\s*([^\s,;]+)\s*((?:;\s*[^\s,;=]+\s*(?:=\s*(?:"(?:[^"\\]|\\.)*"|[^\s,;]*))?\s*)*)""")
+_ELEMENT = re.compile(r"""\s*([^\s,;/]+)\s*/\s*([^\s,;]+)\s*"""
+                      r"""((?:;\s*[^\s,;=]+\s*(?:=\s*(?:"(?:[^"\\]|\\.)*"|[^\s,;]*))?\s*)*)""")
 _PARAM = re.compile(r""";\s*([^\s,;=]+)\s*(?:=\s*("(?:[^"\\]|\\.)*"|[^\s,;]*))?""")
 _QVALUE = re.compile(r"^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$")
 

@@ -83,7 +83,7 @@ class Served:
         vary = {"Vary": "Accept, Accept-Encoding" if negotiated else "Accept-Encoding"}
         try:
             obj, hit = self.cache.get(key, load or (lambda etag: self.storage.blobs.get_feed(key, if_none_match=etag)))
-        except Exception:  # noqa: BLE001 - the store failed, or holds what cannot be read: say so
+        except Exception:  # the store failed, or holds what cannot be read: say so
             log.exception("api: /%s could not be served", key)
             return text(503, f"/{key} could not be read or built just now; try again later\n",
                         {**vary, "Retry-After": "300"})

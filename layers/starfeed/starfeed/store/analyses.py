@@ -33,8 +33,8 @@ class Analyses:
         E(entry.feed_id, entry.entry_uid).update(actions=[E.analyzer_result.set(result)],
                                                  condition=E.entry_uid.exists())
         for collection in collections:
-            written(lambda: C(collection, sort_key_of(entry)).update(actions=[C.analyzer_result.set(result)],
-                                                                     condition=C.sort_key.exists()))
+            written(lambda collection=collection: C(collection, sort_key_of(entry)).update(
+                actions=[C.analyzer_result.set(result)], condition=C.sort_key.exists()))
 
     def unanalyzed(self, feed_id: str, limit: int) -> list[str]:
         """The newest `limit` entries of a source that have no result: what resuming its

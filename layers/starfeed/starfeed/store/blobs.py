@@ -87,7 +87,7 @@ class Blobs:
         for day, lines in (batch or {}).items():
             try:
                 self._write_tap(day, lines)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("%d tapped entries of %s not written", len(lines), day)
 
     def _write_tap(self, day: str, lines: list[str]) -> None:

@@ -140,4 +140,5 @@ class Queues:
                                    f"{response['Failed'][0].get('Message')}")
 
 
-_COUNTED = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed", "ApproximateNumberOfMessagesNotVisible")
+_COUNTED = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed",
+            "ApproximateNumberOfMessagesNotVisible")

@@ -111,7 +111,7 @@ class Sources:
         record = S(source_id)
         leased = written(lambda: record.update(
             actions=[S.locked_until.set(now + self.settings.lease_seconds)],
-            condition=(S.source_id.exists() & (S.enabled == True)  # noqa: E712
+            condition=(S.source_id.exists() & (S.enabled == True)  # noqa: E712 - a PynamoDB condition
                        & S.deleted_at.does_not_exist() & (S.next_check_at <= now)
                        & (S.locked_until.does_not_exist() | (S.locked_until < now)))))
         return source_of(record) if leased else None
@@ -152,5 +152,5 @@ class Sources:
         actions = [getattr(S, k).remove() if v is None else getattr(S, k).set(v) for k, v in values.items()]
         condition = S.source_id.exists()
         if require_enabled:
-            condition &= (S.enabled == True) & S.deleted_at.does_not_exist()  # noqa: E712
+            condition &= (S.enabled == True) & S.deleted_at.does_not_exist()  # noqa: E712 - a PynamoDB condition
         return written(lambda: S(source_id).update(actions=actions, condition=condition))

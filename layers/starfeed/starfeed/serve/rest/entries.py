@@ -89,7 +89,8 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
                                   f"bytes, base64-encoded); it is in the raw bucket as {raw_fetch_key(fetch_id)}, "
                                   "after the record's line")
         headers = {"Starfeed-Origin-Status": str(record.get("http_status")),
-                   "Starfeed-Fetched-At": str(record.get("fetched_at")), "Starfeed-Url": quote(str(record.get("url")), safe=URL_SAFE),
+                   "Starfeed-Fetched-At": str(record.get("fetched_at")),
+                   "Starfeed-Url": quote(str(record.get("url")), safe=URL_SAFE),
                    "Repr-Digest": f"sha-256=:{base64.b64encode(bytes.fromhex(record['body_sha256'])).decode()}:",
                    # The body is the origin's, never ours to run: a browser must not render it.
                    "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox"}

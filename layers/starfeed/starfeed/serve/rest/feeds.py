@@ -144,7 +144,8 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
         return Response(201 if created else 200, "application/json", body, headers)
 
     @routes.delete(f"{V1}/feeds/<feed_id>", summary="Unsubscribe (`starfeed source remove`): never fetched or "
-                   "served again; kept until purged (then 404 here). Answers the feed as removed", responses=responses({200: Feed}, 404, 422))
+                   "served again; kept until purged (then 404 here). Answers the feed as removed",
+                   responses=responses({200: Feed}, 404, 422))
     def remove_feed(feed_id: FeedId) -> Feed:
         existing(feed_id)
         try:
@@ -175,7 +176,8 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
         return Response(202, "application/json", feed_view(source, base()))
 
     @routes.get(f"{V1}/feeds/<feed_id>/entries", summary="A feed's entries, newest first, whose time (as its "
-                "feed orders them) is at or after `since` and before `until`", responses=responses({200: EntryPage}, 400, 404, 422))
+                "feed orders them) is at or after `since` and before `until`",
+                responses=responses({200: EntryPage}, 400, 404, 422))
     def feed_entries(feed_id: FeedId, since: Moment = None, until: Moment = None, limit: Limit = 50,
                      cursor: Cursor = None) -> Response[EntryPage]:
         existing(feed_id)

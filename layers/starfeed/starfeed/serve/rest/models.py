@@ -35,7 +35,7 @@ class Stats(BaseModel):
 
 
 # A feed's file in each format (formats.py: rss, atom, json_feed), then its entries in this API.
-FeedLinks = create_model("FeedLinks", **{f.link_name: (str, ...) for f in FORMATS},  # type: ignore[call-overload]
+FeedLinks = create_model("FeedLinks", **{f.link_name: (str, ...) for f in FORMATS},  # type: ignore[call-overload]  # fields unpacked from the registry match no overload
                          entries=(str, ...))
 
 
@@ -57,7 +57,7 @@ class Feed(BaseModel):
     validators: Validators
     schedule: Schedule
     stats: Stats
-    links: FeedLinks  # type: ignore[valid-type]
+    links: FeedLinks  # type: ignore[valid-type]  # a model made at run time is a value to mypy, not a type
     history: History | None = Field(description="the walk of its archive (RFC 5005), when one was asked for")
 
 
