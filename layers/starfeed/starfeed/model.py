@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal, TypeGuard
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeGuard
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
@@ -99,6 +99,68 @@ class Status(StrEnum):
     GONE = "gone"  # 410: disabled
 
 
+# The shapes of the records a source and an entry keep as JSON. Typed dicts: they are stored and
+# read back as they are, so an item edited by hand is read as far as it can be (outcome_of).
+class Push(TypedDict, total=False):
+    """A WebSub subscription (websub/subscription.py); its secret is Source.push_secret."""
+
+    hub: str
+    topic: str
+    token: str  # the callback's, unguessable
+    state: str  # pending | verified | denied | failed | unsubscribing
+    requested_at: float
+    expires_at: float | None
+    reason: str | None
+    renewing: bool
+
+
+class HistoryWalk(TypedDict, total=False):
+    """The walk of a source's archive (fetch/history.py)."""
+
+    state: str  # queued | walking | done | stopped
+    documents: int
+    entries: int
+    reason: str | None
+    at: float
+    started_at: float
+    finished_at: float
+    walked: list[str]  # the archive documents walked, as short digests
+
+
+# One remembered fetch: its raw payload's id, when, the HTTP status, the outcome in words (left out
+# when the status says it), the failure's class and the request's duration in ms.
+FetchRecord = TypedDict("FetchRecord", {"fetch_id": str, "at": str, "status": int, "outcome": str, "class": str,
+                                        "ms": int}, total=False)
+
+
+class DecisionRecord(TypedDict):
+    """One remembered scheduling decision: when, why, the interval before and after (seconds)."""
+
+    at: str
+    reason: str
+    before: int
+    after: int
+
+
+UrlChange = TypedDict("UrlChange", {"from": str, "to": str, "at": str})  # a permanent redirect taken
+
+
+class Author(TypedDict, total=False):
+    name: str | None
+    email: str | None
+    uri: str | None
+
+
+class Enclosure(TypedDict, total=False):
+    url: str
+    type: str | None
+    length: int | None
+
+
+class RawRef(TypedDict, total=False):
+    fetch_id: str  # the raw payload an entry was read from (the raw route serves it)
+
+
 # A remembered fetch's outcome when its status says it: left out of its record (fetch/record.py).
 SUCCEEDED_BY_STATUS = {200: Status.OK.value, 304: Status.NOT_MODIFIED.value}
 
@@ -183,11 +245,11 @@ class Source:
     deleted_at: float | None = by_hand()
     # WebSub (websub/subscription.py): {hub, topic, token, state, requested_at, expires_at, reason,
     # renewing}; the secret apart, never shown.
-    push: dict[str, Any] | None = by_hand()
+    push: Push | None = by_hand()
     push_secret: str | None = by_hand()
     # The walk of its archive (fetch/history.py): {state, documents, entries, reason, at,
     # started_at, finished_at}; None when never asked for.
-    history: dict[str, Any] | None = None
+    history: HistoryWalk | None = None
     language: str | None = None  # as the feed declares it (RSS <language>, xml:lang, JSON Feed)
     # Conditional GET validators, and the SHA-256 of the last document stored and parsed, with
     # when: a 200 with the same bytes is not modified either (a server without validators answers
@@ -208,11 +270,11 @@ class Source:
     last_dropped: dict[str, int] = field(default_factory=dict)  # the last fetch's filters: reason -> count
     # The last fetches, newest first: {fetch_id, at, status, outcome, class, ms}, the keys with a
     # value (an outcome its status says left out: outcome_of).
-    fetch_history: list[dict[str, Any]] = field(default_factory=list)
+    fetch_history: list[FetchRecord] = field(default_factory=list)
     # A permanent redirect is followed for good once it persists (settings.redirect_persistence).
     redirect_url: str | None = None
     redirect_count: int = 0
-    url_changes: list[dict[str, Any]] = field(default_factory=list)  # {from, to, at}
+    url_changes: list[UrlChange] = field(default_factory=list)
     # Scheduling policy and state.
     policy: Policy = by_hand(Policy.BACKOFF)
     min_interval: int | None = by_hand()  # per-source overrides of the global clamps (seconds)
@@ -221,7 +283,7 @@ class Source:
     ewma_interarrival: float | None = None  # seconds
     hour_counts: list[int] = field(default_factory=list)  # publications per UTC hour (rhythm)
     # The last decisions, newest first: {at, reason, before, after}.
-    decisions: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[DecisionRecord] = field(default_factory=list)
     # Schedule: the interval, why it was chosen, and when the source is next due.
     interval: int = 0
     reason: str | None = None
@@ -262,15 +324,15 @@ class Entry:
     title: str | None = None
     summary: str | None = None
     content: str | None = None
-    authors: list[dict[str, Any]] = field(default_factory=list)
+    authors: list[Author] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
-    enclosures: list[dict[str, Any]] = field(default_factory=list)
+    enclosures: list[Enclosure] = field(default_factory=list)
     published: str | None = None
     updated: str | None = None
     first_seen: str = ""
     last_seen: str = ""
     seen_count: int = 1
-    raw_refs: list[dict[str, Any]] = field(default_factory=list)
+    raw_refs: list[RawRef] = field(default_factory=list)
     content_hash: str = ""
     # Where an undated entry of a source's first fetch sits in time order: it predates the
     # subscription by an unknown time, so it sorts with the oldest entries a fetch keeps.

@@ -12,9 +12,8 @@ import hashlib
 import json
 import re
 from dataclasses import replace
-from typing import Any
 
-from starfeed.model import Entry
+from starfeed.model import Author, Enclosure, Entry
 from starfeed.parse.text import clip, truncate_html, utf8_size, xml_safe
 from starfeed.settings import Settings
 from starfeed.urlpolicy import WEB_AND_MAIL, WEB_SCHEMES, safe_link
@@ -98,22 +97,23 @@ def _categories(categories: list[str], warnings: list[str]) -> list[str]:
     return clipped[:MAX_CATEGORIES]
 
 
-def _authors(authors: list[dict[str, Any]], max_link_bytes: int, warnings: list[str]) -> list[dict[str, Any]]:
+def _authors(authors: list[Author], max_link_bytes: int, warnings: list[str]) -> list[Author]:
     if len(authors) > MAX_AUTHORS:
         warnings.append(f"{len(authors):,} authors: kept the first {MAX_AUTHORS}")
-    kept, too_long = [], 0
+    kept: list[Author] = []
+    too_long = 0
     for author in authors[:MAX_AUTHORS]:
         uri = author.get("uri")
         if utf8_size(uri) > max_link_bytes:
             uri, too_long = None, too_long + 1
-        kept.append({"name": clip(author.get("name"), AUTHOR_CHARS),
-                     "email": clip(author.get("email"), AUTHOR_CHARS), "uri": uri})
+        kept.append(Author(name=clip(author.get("name"), AUTHOR_CHARS), email=clip(author.get("email"), AUTHOR_CHARS),
+                           uri=uri))
     if too_long:
         warnings.append(f"{_count(too_long, 'author URI')} dropped: longer than {max_link_bytes:,} bytes")
     return kept
 
 
-def _enclosures(enclosures: list[dict[str, Any]], max_link_bytes: int, warnings: list[str]) -> list[dict[str, Any]]:
+def _enclosures(enclosures: list[Enclosure], max_link_bytes: int, warnings: list[str]) -> list[Enclosure]:
     fitting = [e for e in enclosures if utf8_size(e.get("url")) <= max_link_bytes]
     if len(fitting) < len(enclosures):
         warnings.append(f"{_count(len(enclosures) - len(fitting), 'enclosure')} dropped: "

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from starfeed.model import Entry
+from starfeed.model import Author, Enclosure, Entry
 from starfeed.parse.fit import fit_entry, fit_uid
 from starfeed.parse.text import clean_html, clean_text, plain_text, text_of, xml_safe
 from starfeed.settings import Settings
@@ -102,7 +102,7 @@ def normalize_entries(raw_entries: list[Any], feed_id: str, feed_url: str, now: 
             continue
         entry = normalize_entry(raw, feed_id, feed_url, seen)
         if not entry.authors and inherited:
-            entry.authors = [dict(author) for author in inherited]
+            entry.authors = [Author(**author) for author in inherited]
         entry = fit_entry(entry, limits)
         if entry.entry_uid in uids:
             # A GUID repeated inside one feed must not merge two different entries.
@@ -151,15 +151,15 @@ def normalize_entry(raw: Mapping[str, Any], feed_id: str, feed_url: str, seen: s
     )
 
 
-def _authors(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _authors(raw: Mapping[str, Any]) -> list[Author]:
     authors = _author_list(raw.get("authors"))
     line = clean_text(raw.get("author"))
     if not authors and line:
-        authors.append({"name": line, "email": None, "uri": None})
+        authors.append(Author(name=line, email=None, uri=None))
     elif len(authors) == 1 and line and (split := email_and_name(line)):
         # feedparser 6.0.14 splits "email (Name)" by the wrong offsets once either holds a
         # non-ASCII letter ("jonas@insanity.indu" / "stries (Jonas Große Sundrup"): ours wins.
-        authors[0].update(split)
+        authors[0]["name"], authors[0]["email"] = split["name"], split["email"]
     return authors
 
 
@@ -174,23 +174,23 @@ def email_and_name(line: str) -> dict[str, str | None] | None:
     return None if match is None else {"name": match["name"].strip() or None, "email": match["email"]}
 
 
-def _author_list(details: object) -> list[dict[str, Any]]:
+def _author_list(details: object) -> list[Author]:
     """feedparser's author details ({name, email, href}) as stored authors ({name, email, uri})."""
-    authors = []
+    authors: list[Author] = []
     for detail in _dicts(details):
-        author = {"name": clean_text(detail.get("name")), "email": clean_text(detail.get("email")),
-                  "uri": web_link(detail.get("href"), None, WEB_AND_MAIL)}
+        author = Author(name=clean_text(detail.get("name")), email=clean_text(detail.get("email")),
+                        uri=web_link(detail.get("href"), None, WEB_AND_MAIL))
         if any(author.values()) and author not in authors:
             authors.append(author)
     return authors
 
 
-def _enclosures(raw: Mapping[str, Any], feed_url: str) -> list[dict[str, Any]]:
-    out = []
+def _enclosures(raw: Mapping[str, Any], feed_url: str) -> list[Enclosure]:
+    out: list[Enclosure] = []
     for link in _dicts(raw.get("enclosures")):
         url = web_link(link.get("href"), feed_url)
         if url:
-            out.append({"url": url, "type": clean_text(link.get("type")), "length": _length(link.get("length"))})
+            out.append(Enclosure(url=url, type=clean_text(link.get("type")), length=_length(link.get("length"))))
     return out
 
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from starfeed.model import Entry, Source
+from starfeed.model import Author, Enclosure, Entry, Source
 from starfeed.parse.text import language_tag, xml_safe
 from starfeed.urlpolicy import WEB_AND_MAIL, redact, safe_link
 
@@ -126,28 +126,32 @@ def _list_of_text(values: object) -> list[str]:
     return list(dict.fromkeys(v for v in cleaned if v))
 
 
-def _authors(values: object) -> list[dict[str, Any]]:
+def _authors(values: object) -> list[Author]:
     """[{name, email?, uri?}]: a bare string is a name; the URI may be mailto: as well as web."""
     if not isinstance(values, list):
         return []
-    authors = []
+    authors: list[Author] = []
     for value in values[:50]:
         if isinstance(value, str):
             value = {"name": value}
         if not isinstance(value, dict):
             continue
-        author = {"name": text(value.get("name")), "email": text(value.get("email")),
-                  "uri": link(value.get("uri"), WEB_AND_MAIL)}
-        author = {k: v for k, v in author.items() if v}
+        author = Author()
+        if name := text(value.get("name")):
+            author["name"] = name
+        if email := text(value.get("email")):
+            author["email"] = email
+        if uri := link(value.get("uri"), WEB_AND_MAIL):
+            author["uri"] = uri
         if author:
             authors.append(author)
     return authors
 
 
-def _enclosures(values: object) -> list[dict[str, Any]]:
+def _enclosures(values: object) -> list[Enclosure]:
     if not isinstance(values, list):
         return []
-    enclosures = []
+    enclosures: list[Enclosure] = []
     for value in values[:50]:
         if not isinstance(value, dict) or not (url := link(value.get("url"))):
             continue
@@ -158,9 +162,12 @@ def _enclosures(values: object) -> list[dict[str, Any]]:
             length = None
         mime = text(value.get("type"), 255)
         # A length the feed gave is kept, 0 included (RSS's "size unknown"); None: not given.
-        enclosure = {"url": url, "type": mime if mime and _MIME.fullmatch(mime) else None,
-                     "length": length if length is not None and 0 <= length < 2 ** 63 else None}
-        enclosures.append({k: v for k, v in enclosure.items() if v is not None})
+        enclosure = Enclosure(url=url)
+        if mime and _MIME.fullmatch(mime):
+            enclosure["type"] = mime
+        if length is not None and 0 <= length < 2 ** 63:
+            enclosure["length"] = length
+        enclosures.append(enclosure)
     return enclosures
 
 

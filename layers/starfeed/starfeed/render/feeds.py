@@ -39,7 +39,7 @@ from lxml import etree
 
 from starfeed import PROJECT_URL, __version__
 from starfeed.formats import BY_NAME
-from starfeed.model import Entry
+from starfeed.model import Author, Enclosure, Entry
 from starfeed.render import clean
 from starfeed.render.clean import Origin
 
@@ -387,7 +387,7 @@ def write_json(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
     return json.dumps(document, ensure_ascii=False, indent=1).encode()
 
 
-def _authors(entry: Entry, origin: Origin | None, meta: FeedMeta) -> list[dict[str, Any]]:
+def _authors(entry: Entry, origin: Origin | None, meta: FeedMeta) -> list[Author]:
     """The entry's authors (its feed's when it names none, parse.normalize), else its source's
     title, else this feed's: every entry credits someone."""
     if entry.authors:
@@ -397,10 +397,9 @@ def _authors(entry: Entry, origin: Origin | None, meta: FeedMeta) -> list[dict[s
     return [{"name": meta.title}]
 
 
-def _media_type(enclosure: dict[str, Any]) -> str:
+def _media_type(enclosure: Enclosure) -> str:
     """The type the feed gave; else the one its URL's extension names; else "some bytes"."""
-    if enclosure.get("type"):
-        media_type: str = enclosure["type"]
+    if media_type := enclosure.get("type"):
         return media_type
     extension = _EXTENSION.search(urlsplit(enclosure["url"]).path)
     return _MEDIA_TYPES.get(extension.group(1).lower(), _UNKNOWN) if extension else _UNKNOWN

@@ -62,8 +62,9 @@ def decide_fetch(source: Source, outcome: FetchOutcome, settings: Settings, now:
     if outcome.failed or not is_verified(source.push, now):
         return decision
     at = safety_check_at(source.push or {}, now, decision.next_check_at, settings)
+    until = rfc3339((source.push or {}).get("expires_at") or at)
     return replace(decision, next_check_at=at, interval=int(at - now),
-                   reason=f"push verified until {rfc3339((source.push or {})['expires_at'])}: daily safety check")
+                   reason=f"push verified until {until}: daily safety check")
 
 
 def decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float,

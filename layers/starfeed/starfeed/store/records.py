@@ -39,7 +39,8 @@ def _attribute(annotation, default) -> Attribute:
     optional = typing.get_origin(annotation) in (types.UnionType, typing.Union)  # X | None
     base = next(a for a in typing.get_args(annotation) if a is not type(None)) if optional else annotation
     options = {"null": True} if optional else {} if default is MISSING else {"default": default}
-    if base in (list, dict) or typing.get_origin(base) in (list, dict) or is_dataclass(base):
+    if base in (list, dict) or typing.get_origin(base) in (list, dict) or is_dataclass(base) \
+            or typing.is_typeddict(base):
         return JSONAttribute(**options)  # a typed sub-record (model.GitHubAccount, ...) as its JSON
     if issubclass(base, bool):  # before int: a bool is an int
         return BooleanAttribute(**options)

@@ -9,6 +9,7 @@ import hmac
 import secrets
 from urllib.parse import urlsplit
 
+from starfeed.model import Push
 from starfeed.parse.normalize import web_link
 from starfeed.settings import Settings
 
@@ -40,14 +41,14 @@ def new_subscription(hub: str, topic: str, now: float) -> tuple[dict, str]:
              "expires_at": None, "reason": None}, secrets.token_hex(32))
 
 
-def is_verified(push: dict | None, now: float) -> bool:
+def is_verified(push: Push | None, now: float) -> bool:
     return bool(push) and push.get("state") == VERIFIED and (push.get("expires_at") or 0) > now
 
 
-def safety_check_at(push: dict, now: float, current: float | None, settings: Settings) -> float:
+def safety_check_at(push: Push, now: float, current: float | None, settings: Settings) -> float:
     """When a verified subscription's feed is polled next: no sooner than its schedule or a day
     (whichever is later), and before its lease needs renewing, which that fetch does."""
-    renew_at = push["expires_at"] - settings.websub_renew_before
+    renew_at = (push.get("expires_at") or now) - settings.websub_renew_before
     return max(now + settings.min_interval, min(max(current or now, now + SAFETY_CHECK), renew_at))
 
 
