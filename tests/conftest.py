@@ -35,8 +35,18 @@ def stack(tmp_path_factory):
     local.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(autouse=True)
+def fresh_stack(request):
+    """A test that uses the stack starts from an empty one, whatever the tests before it left."""
+    if "stack" in request.fixturenames:
+        from fresh_stack import empty
+
+        empty(request.getfixturevalue("stack"))
+
+
+@pytest.fixture
 def storage(stack):
+    """A Storage of the test's own: its memos (the pace, the token) start empty too."""
     from starfeed.settings import Settings
     from starfeed.store import Storage
 

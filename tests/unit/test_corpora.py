@@ -23,6 +23,9 @@ from starfeed.render.html import IndexPage, render_index
 from starfeed.settings import Settings
 from starfeed.urlpolicy import safe_link
 
+# Sweeps of the shared corpora: `make test` runs them, `make test-fast` does not.
+pytestmark = pytest.mark.slow
+
 NOW = time.time()
 # Keep every entry, however old, so that all of them reach the checks.
 SETTINGS = Settings(max_article_age_days=1_000_000)

@@ -8,6 +8,9 @@ from hypothesis import strategies as st
 from starfeed.serve.negotiate import (FORMATS, MAX_ACCEPT_LENGTH, MEDIA_TYPES, BadAccept, NotAcceptable,
                                       negotiate)
 
+# Hundreds of generated examples each: `make test` runs them, `make test-fast` does not.
+pytestmark = pytest.mark.slow
+
 TYPES = [t for types in MEDIA_TYPES.values() for t in types] + [
     "*/*", "application/*", "text/*", "text/html", "image/png", "application/xhtml+xml"]
 QUALITIES = st.sampled_from(["", ";q=0", ";q=0.1", ";q=0.5", ";q=0.999", ";q=1", ";q=1.0", ";q=2", ";q=abc"])
