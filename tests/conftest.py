@@ -42,7 +42,8 @@ def shared_corpus(*parts: str) -> Path:
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory):
-    """The local stack: moto in server mode with every resource of template.yaml."""
+    """The local stack: moto in server mode with every resource of template.yaml, one for each
+    pytest process (each xdist worker); fresh_stack empties it before each test that uses it."""
     from starfeed.local.stack import LocalStack
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
