@@ -11,14 +11,32 @@ SAM_CLI_VERSION := 1.170.0
 CHECKOV := .tools/checkov
 CHECKOV_VERSION := 3.3.30
 
-.PHONY: run test lint build validate checkov bench cost clean
+# The tests run on two workers, the cores of a developer's machine and CI's.
+WORKERS ?= 2
+# The package's line coverage in `make test` may not drop below this (percent).
+COVERAGE_FLOOR := 0
+# The shuffled run's order; SEED=N repeats one.
+SEED ?= $(shell date +%s)
+
+.PHONY: run test test-fast test-shuffled lint build validate checkov bench cost clean
 
 # RESET=1 starts clean, after moving the saved state aside.
 run: $(VENV)/.installed
 	$(if $(RESET),$(BIN)/starfeed local reset &&) $(BIN)/starfeed local run
 
+# Everything, with the package's line coverage.
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(WORKERS) --cov=starfeed --cov-report=term:skip-covered \
+		--cov-fail-under=$(COVERAGE_FLOOR) $(PYTEST_ARGS)
+
+# While editing: the pure and unit tests, without moto and the slow sweeps (`-m slow`).
+test-fast: $(VENV)/.installed
+	$(BIN)/python -m pytest -n $(WORKERS) -m "not slow" tests/unit $(PYTEST_ARGS)
+
+# The integration tests in a random order (its seed is printed): each starts from a stack of its own.
+test-shuffled: $(VENV)/.installed
+	$(BIN)/python -m pytest -n $(WORKERS) --random-order-bucket=global --random-order-seed=$(SEED) \
+		tests/integration $(PYTEST_ARGS)
 
 # ruff over the code and the tests, mypy strict over the pure core: pyproject.toml says which.
 lint: $(VENV)/.installed
@@ -54,10 +72,12 @@ bench: $(VENV)/.installed
 cost: $(VENV)/.installed
 	$(BIN)/python -m starfeed.bench.cost
 
+# Compiled to bytecode once here: each test worker and `starfeed local run` process would compile
+# moto's and botocore's modules anew where Python writes no bytecode (PYTHONDONTWRITEBYTECODE).
 $(VENV)/.installed: pyproject.toml layers/starfeed/requirements.txt layers/starfeed/provided-by-lambda.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
 	touch $@
 
 $(CHECKOV)/.installed:

@@ -12,6 +12,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from origin import Origin  # noqa: E402
 
 
+def _parse_botocore_models_once() -> None:
+    """botocore parses its models' JSON for each new session, and PynamoDB starts a session for
+    each model class: with a Storage for each test and every function started cold before it,
+    that parsing was most of an integration test's time. The files do not change: parse each once
+    per process (botocore already hands one parsed copy to every client of a session)."""
+    from botocore.loaders import JSONFileLoader
+
+    parse, parsed = JSONFileLoader.load_file, {}
+
+    def load_file(self, file_path):
+        if file_path not in parsed:
+            parsed[file_path] = parse(self, file_path)
+        return parsed[file_path]
+
+    JSONFileLoader.load_file = load_file
+
+
+_parse_botocore_models_once()
+
+
 def shared_corpus(*parts: str) -> Path:
     """A folder of ../shared/corpora, or a skip saying why it is absent (a user's clone)."""
     path = SHARED.joinpath("corpora", *parts)
@@ -22,7 +42,8 @@ def shared_corpus(*parts: str) -> Path:
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory):
-    """The local stack: moto in server mode with every resource of template.yaml."""
+    """The local stack: moto in server mode with every resource of template.yaml, one for each
+    pytest process (each xdist worker); fresh_stack empties it before each test that uses it."""
     from starfeed.local.stack import LocalStack
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -35,8 +56,18 @@ def stack(tmp_path_factory):
     local.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(autouse=True)
+def fresh_stack(request):
+    """A test that uses the stack starts from an empty one, whatever the tests before it left."""
+    if "stack" in request.fixturenames:
+        from fresh_stack import empty
+
+        empty(request.getfixturevalue("stack"))
+
+
+@pytest.fixture
 def storage(stack):
+    """A Storage of the test's own: its memos (the pace, the token) start empty too."""
     from starfeed.settings import Settings
     from starfeed.store import Storage
 
@@ -70,6 +101,15 @@ def body_of(response: dict) -> str:
     if (response.get("headers") or {}).get("Content-Encoding") == "gzip":
         data = gzip.decompress(data)
     return data.decode()
+
+
+def aggregate_rendered(stack, storage) -> None:
+    """The feed of everything rendered to the bucket, as the renderer writes it (empty on a stack of
+    no sources), for tests of how it is served."""
+    from starfeed.render.job import AGGREGATE
+
+    storage.queues.send_render([AGGREGATE])
+    stack.drain()
 
 
 def http_get(stack, path: str, headers: dict | None = None) -> dict:

@@ -106,6 +106,7 @@ def test_a_bad_url_is_refused_with_a_reason(stack, capsys):
 def test_list_clips_long_titles_and_keeps_every_field_for_wide_and_json(stack, storage, capsys):
     from starfeed.sources import add_source
 
+    stack.tick()  # the scheduler's first run sets the pace that --wide shows
     long_url = "https://example.org/" + "very-long-path/" * 12 + "feed.xml"
     source, _ = add_source(storage, long_url, time.time())
     storage.sources.change(source.source_id, {

@@ -147,7 +147,9 @@ def test_a_hard_kill_loses_at_most_one_interval(tmp_path):
 
 @pytest.mark.parametrize("content", [
     b"", b"\x1f\x8b\x08\x00garbage", gzip.compress(b'{"format": "other"}'),
-    gzip.compress(b'{"format": "starfeed-local-state", "version": 99, "tables": {}}')])
+    gzip.compress(b'{"format": "starfeed-local-state", "version": 99, "tables": {}}')],
+    # Named: gzip writes the time into its bytes, and pytest-xdist's workers must agree on each test's name.
+    ids=["empty", "garbage", "another-format", "a-later-version"])
 def test_a_corrupt_snapshot_is_moved_aside_with_one_clear_line(tmp_path, content):
     (tmp_path / SNAPSHOT_FILE).write_bytes(content)
     run = LocalRun(tmp_path)

@@ -10,7 +10,7 @@ from starfeed.cli import main
 from starfeed.cursors import encode_sort_key
 from starfeed.sources import add_source
 
-from conftest import body_of, http_get
+from conftest import aggregate_rendered, body_of, http_get
 from origin import Reply, rss
 
 
@@ -126,9 +126,10 @@ def test_pages_link_first_and_next_in_rss_and_atom_and_headers(stack, storage, o
     main(["source", "remove", source.source_id])
 
 
-def test_a_configured_hub_is_announced_in_the_link_header(stack, monkeypatch):
+def test_a_configured_hub_is_announced_in_the_link_header(stack, storage, monkeypatch):
     from dataclasses import replace
 
+    aggregate_rendered(stack, storage)
     api = stack.cold_start("ApiFunction")  # a fresh instance: nothing cached from other tests
     monkeypatch.setattr(api.module.storage, "settings",
                         replace(api.module.storage.settings, websub_hub="https://hub.example/"))

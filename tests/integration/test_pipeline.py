@@ -8,7 +8,7 @@ import feedparser
 from starfeed.model import Source
 from starfeed.sources import add_source
 
-from conftest import body_of, http_get
+from conftest import aggregate_rendered, body_of, http_get
 from origin import Reply, rss
 from waiting import eventually
 
@@ -177,7 +177,8 @@ def test_bad_requests_get_a_short_4xx(stack):
         assert http_get(stack, path + "a" * 2100)["statusCode"] == 400, path
 
 
-def test_etag_and_last_modified_give_304(stack):
+def test_etag_and_last_modified_give_304(stack, storage):
+    aggregate_rendered(stack, storage)
     first = http_get(stack, "/feed.xml")
     etag = first["headers"]["ETag"]
     assert http_get(stack, "/feed.xml", {"if-none-match": etag})["statusCode"] == 304

@@ -15,6 +15,7 @@ from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAP
 from starfeed.fetch.entries import store_entries
 from starfeed.fetch.job import fetch_source
 from starfeed.model import Entry
+from starfeed.sources import add_source
 
 from conftest import load_event
 from origin import Reply, rss
@@ -160,7 +161,7 @@ def test_errors_are_problems_a_person_can_act_on(stack, storage, api_url, openap
                                           "feed_id": "abcdef", "entry_uid": "é" * 600})):
         kind = keys.pop("k", path.rsplit("/", 1)[1])
         cases.append(("GET", f"{path}?cursor={encode_keys(kind, keys)}", {}, 400, "cursor is not a cursor"))
-    feed_id = requests.get(f"{api_url}{V1}/feeds?limit=1", timeout=10).json()["feeds"][0]["id"]
+    feed_id = add_source(storage, "https://example.org/problems.xml", time.time())[0].source_id
     elsewhere = encode_keys("feed-entries",
                             {"feed_id": feed_id, "entry_uid": "x", "sort_key": "1999-01-01T00:00:00Z#x"})
     cases += [("GET", f"{V1}/feeds/{feed_id}/entries?since=2026-02-01&until=2026-01-01", {}, 400,

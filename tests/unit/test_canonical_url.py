@@ -107,6 +107,7 @@ def _agreed(url: str) -> tuple[str, str, int]:
         ours.port or DEFAULT[ours.scheme]
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(urls)
 def test_canonical_urls_are_stable_plain_and_read_alike(url):

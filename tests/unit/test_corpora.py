@@ -25,6 +25,9 @@ from starfeed.urlpolicy import safe_link
 
 from conftest import shared_corpus
 
+# Sweeps of the shared corpora: `make test` runs them, `make test-fast` does not.
+pytestmark = pytest.mark.slow
+
 NOW = time.time()
 # Keep every entry, however old, so that all of them reach the checks.
 SETTINGS = Settings(max_article_age_days=1_000_000)

@@ -97,13 +97,18 @@ def test_the_prices_table_is_dated_and_names_its_sources():
     assert cost.PRICES["dynamodb_write_unit"].usd == pytest.approx(5 * cost.PRICES["dynamodb_read_unit"].usd)
 
 
+@pytest.mark.slow  # moto: not in `make test-fast`
 def test_a_write_costs_its_item_and_every_index_entry_it_puts_changes_or_moves():
     import boto3
     from moto import mock_aws
 
     from starfeed.local.template import REGION
 
-    with mock_aws():
+    # Not `with mock_aws()`: it empties moto's backends in this process on entry and exit, and with
+    # them the local stack of the integration tests that this worker runs too.
+    mocked = mock_aws()
+    mocked.start(reset=False)
+    try:
         db = boto3.client("dynamodb", region_name=REGION)
         db.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
                         AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("id", "part", "at")],
@@ -130,6 +135,9 @@ def test_a_write_costs_its_item_and_every_index_entry_it_puts_changes_or_moves()
         assert units_of("update_item", Key=key, UpdateExpression="SET #at = :d", ExpressionAttributeNames={"#at": "at"},
                         ExpressionAttributeValues={":d": {"S": "2"}}) == 2 + 2  # moved: a delete and a put
         assert units_of("delete_item", Key=key) == 2 + 1
+        db.delete_table(TableName="t")
+    finally:
+        mocked.stop(remove_data=False)
 
 
 def test_sightings_are_billed_for_the_parses_that_find_them_due():

@@ -36,6 +36,9 @@ from starfeed.settings import Settings
 
 from conftest import SHARED, shared_corpus
 
+# The W3C validator over real feeds, and the JSON Feed schemas: `make test` runs them, `make test-fast` does not.
+pytestmark = pytest.mark.slow
+
 VALIDATOR = SHARED / "tools" / "validate-feed"
 NOW = 1_795_262_400.0
 BASE = "http://127.0.0.1:3000"

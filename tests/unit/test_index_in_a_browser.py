@@ -23,8 +23,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--hide-scrollbars"]
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed "
-                                "(apt-get install chromium); .ci/run installs it")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed "
+                                "(apt-get install chromium); .ci/run installs it")]
 
 
 def page_with_hostile_entries() -> bytes:

@@ -8,6 +8,9 @@ from hypothesis import strategies as st
 from starfeed.formats import FORMATS
 from starfeed.serve.negotiate import MAX_ACCEPT_LENGTH, BadAccept, NotAcceptable, negotiate
 
+# Hundreds of generated examples each: `make test` runs them, `make test-fast` does not.
+pytestmark = pytest.mark.slow
+
 NAMES = [f.name for f in FORMATS]
 TYPES = [t for f in FORMATS for t in (f.media_type, *f.aliases)] + [
     "*/*", "application/*", "text/*", "text/html", "image/png", "application/xhtml+xml"]

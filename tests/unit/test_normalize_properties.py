@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,9 @@ from starfeed.parse.normalize import normalize_entries, struct_to_rfc3339
 from starfeed.parse.text import xml_safe
 from starfeed.render.feeds import FeedMeta, render
 from starfeed.settings import Settings
+
+# Hundreds of generated examples each: `make test` runs them, `make test-fast` does not.
+pytestmark = pytest.mark.slow
 
 LIMITS = Settings(max_article_age_days=1_000_000)
 NOW = 1_795_262_400.0

@@ -84,6 +84,7 @@ def html_items(page: bytes) -> etree._Element:
     return etree.fromstring(text[text.index("<ol>"):text.index("</ol>") + 5])
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(hostile_entries, max_size=4))
 def test_any_stored_entries_render_well_formed_and_safe(entries):

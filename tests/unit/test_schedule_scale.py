@@ -74,6 +74,7 @@ def test_the_report_fits_every_phase_and_prints_a_row_per_size():
     assert lines[-1].startswith("exponent b") and "run_s 1.0" in lines[-1]
 
 
+@pytest.mark.slow  # a benchmark's subprocess on moto
 def test_a_tiny_run_reports_every_size_with_reads_equal_to_the_due_sources(tmp_path):
     """Two small sizes in a subprocess (about 5 s): moto's backends are process-wide."""
     root = Path(__file__).resolve().parents[2]

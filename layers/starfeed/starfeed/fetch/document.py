@@ -201,14 +201,10 @@ def _subscribe_if_announced(storage: Storage, source: Source, result: FetchResul
         log.warning("fetcher: %s: WebSub subscription not asked for: %s", redact(source.url), describe(exc))
 
 
-# Each instance's copies of the hosts' robots.txt answers (the hosts table holds them for a day).
-_ROBOTS_KNOWN: dict[str, dict] = {}
-
-
 def _fetch_page(storage: Storage, source: Source, now: float, sleep=time.sleep) -> FetchResult:
     """A website source is crawled, so its host's robots.txt decides first; a page it disallows
     is not requested, and says why. A Crawl-delay holds the host for that long after the request."""
-    allowed = robots.check(storage, source.url, now, _ROBOTS_KNOWN)
+    allowed = robots.check(storage, source.url, now, storage.hosts.robots_known)
     if not allowed.allowed:
         return FetchResult(source.url, None, error=f"{NOT_FETCHED}{allowed.reason} (checked again when due)",
                            refused=True)

@@ -22,6 +22,9 @@ class Pause(NamedTuple):
 class Hosts:
     def __init__(self, records):
         self._records = records
+        # This instance's copies of the hosts' robots.txt answers (fetch/robots.py's `known`),
+        # which spare a read per article: they live as long as the function's Storage.
+        self.robots_known: dict[str, dict] = {}
 
     def pause(self, host: str, until: float, reason: str, stopped: bool = False) -> None:
         """Hold every source on a host until `until` (never shortening a longer pause)."""
