@@ -106,7 +106,7 @@ def body_of(response: dict) -> str:
 def aggregate_rendered(stack, storage) -> None:
     """The feed of everything rendered to the bucket, as the renderer writes it (empty on a stack of
     no sources), for tests of how it is served."""
-    from starfeed.render.job import AGGREGATE
+    from starfeed.render.pages import AGGREGATE
 
     storage.queues.send_render([AGGREGATE])
     stack.drain()
@@ -179,3 +179,12 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
 def row_of(out: str, source_id: str) -> str:
     """The line of `source list` that shows this source."""
     return next(r for r in out.splitlines() if r.startswith(source_id))
+
+
+# The longest modules (a whole stack booted in a process of its own, and the IAM scenario) start
+# first, so two workers do not wait at the end for one of them.
+LONGEST_FIRST = ("test_local_run.py", "test_iam.py")
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)

@@ -39,13 +39,16 @@ class LocalRun:
 
     def __init__(self, state: Path, **settings: str):
         self.state = state
-        self.port, demo_port = free_ports(2)
+        self.port, demo_port, no_github = free_ports(3)
         self.env = {**{k: v for k, v in os.environ.items()
                        if not k.startswith(("AWS_", "SOURCES_", "ENTRIES_", "FEEDS_", "RAW_",
                                             "FETCH_", "RENDER_", "STARFEED_"))},
                     "STARFEED_STATE_DIR": str(state), "STARFEED_PORT": str(self.port),
                     "STARFEED_DEMO_PORT": str(demo_port),
-                    "STARFEED_SCHEDULE_RATE": "rate(1 second)", **settings}
+                    "STARFEED_SCHEDULE_RATE": "rate(1 second)",
+                    # No simulated GitHub: its 12 accounts' first syncs are most of a first cycle
+                    # (test_github.py covers them), and a GitHub API URL of its own keeps it off.
+                    "STARFEED_GITHUB_API_URL": f"http://127.0.0.1:{no_github}", **settings}
         self.base = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen([sys.executable, "-m", "starfeed.cli", "local", "run"],
                                         cwd=ROOT, env=self.env, stdout=subprocess.PIPE,
@@ -187,10 +190,10 @@ def test_the_state_folder_holds_nothing_secret(tmp_path):
 
 def test_ctrl_c_while_starting_still_stops_cleanly(tmp_path):
     """A Ctrl+C before the stack answers must not leave its worker threads running."""
-    api_port, demo_port = free_ports(2)
+    api_port, demo_port, no_github = free_ports(3)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "STARFEED_"))},
            "STARFEED_STATE_DIR": str(tmp_path), "STARFEED_PORT": str(api_port),
-           "STARFEED_DEMO_PORT": str(demo_port)}
+           "STARFEED_DEMO_PORT": str(demo_port), "STARFEED_GITHUB_API_URL": f"http://127.0.0.1:{no_github}"}
     process = subprocess.Popen([sys.executable, "-m", "starfeed.cli", "local", "run"], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     # The port is bound as soon as it starts, and answers only after the first poll cycle: a

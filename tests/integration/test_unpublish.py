@@ -5,7 +5,7 @@ import json
 import time
 
 from starfeed.fetch.entries import store_entries
-from starfeed.model import Entry, Source
+from starfeed.model import Entry, GitHubAccount, Source
 from starfeed.render import SOURCES_SUMMARY, targets_for
 from starfeed.render.job import render_targets
 from starfeed.render.summary import load_sources_summary
@@ -54,7 +54,8 @@ def test_disabled_then_removed_sources_leave_every_feed_page_and_list(stack, sto
     feed = add(storage, Source(source_id=FEED, url="https://example.org/unpub.xml?api_key=s3cret", status="ok",
                                title="Unpublish me", collections=[COLLECTION], created_at=1.0), "Unpublished entry")
     account = add(storage, Source(source_id=ACCOUNT, url="https://api.github.test/users/unpub", kind="github-user",
-                                  status="ok", title="unpub", tier="high", collections=[GITHUB], created_at=1.0),
+                                  status="ok", title="unpub", github=GitHubAccount(login="unpub", tier="high"),
+                                  collections=[GITHUB], created_at=1.0),
                   "unpub starred a/b")
     targets = sorted({t for s in (feed, account) for t in targets_for(s)})
     try:

@@ -10,7 +10,6 @@ import time
 from copy import deepcopy
 
 from starfeed import observe
-from starfeed.fetch.document import take_push
 from starfeed.kinds.registry import kind_of
 from starfeed.model import FetchOutcome
 from starfeed.store import Storage
@@ -33,7 +32,7 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
         log.info("fetcher: %s is gone, removed or disabled; skipped", source_id)
         return None
     if push is not None:
-        return take_push(storage, source, push, now)
+        return kind_of(source).take_push(storage, source, push, now)
     if lease is not None and source.locked_until != lease:
         log.info("fetcher: %s: this message's lease is not the source's; skipped", source_id)
         return None

@@ -41,6 +41,11 @@ class SourceKind:
         """One leased fetch, its outcome and next check written back (fetch/job.py calls it)."""
         raise NotImplementedError
 
+    def take_push(self, storage: Storage, source: Source, fetch_id: str, now: float) -> FetchOutcome | None:
+        """A document a WebSub hub pushed for it (fetch_id: its raw payload), taken as a fetched
+        one is; None when there was nothing to take. Only a kind read from one document has any."""
+        return None
+
     def targets(self, source: Source) -> list[str]:
         """The feeds its new entries appear in."""
         return targets_for(source) if self.publishes else []
@@ -80,6 +85,11 @@ class DocumentKind(SourceKind):
         from starfeed.fetch.document import fetch_document  # the fetcher's code: not on the api's cold start
 
         return fetch_document(self, storage, source, before, lease, now, rng)
+
+    def take_push(self, storage: Storage, source: Source, fetch_id: str, now: float) -> FetchOutcome | None:
+        from starfeed.fetch.document import take_push
+
+        return take_push(self, storage, source, fetch_id, now)
 
     def read(self, body: bytes, url: str, content_type: str | None, source: Source, now: float,
              settings: Settings, history: bool = False) -> Ingested:
