@@ -107,7 +107,9 @@ def test_a_renderer_failure_fails_its_target_alone_and_is_retried(stack, storage
         storage.collections.join(collection, member.source_id)
     render_queue = stack.queue("RenderQueue")
     timeout = stack.sqs.get_queue_attributes(QueueUrl=render_queue, AttributeNames=["VisibilityTimeout"])
-    stack.sqs.set_queue_attributes(QueueUrl=render_queue, Attributes={"VisibilityTimeout": "1"})
+    # Back soon, but not within the cycle's own drain: on a slow machine a one-second timeout let the
+    # drain receive it again while the fault held, three times, and dead-letter it.
+    stack.sqs.set_queue_attributes(QueueUrl=render_queue, Attributes={"VisibilityTimeout": "8"})
     try:
         faults.inject("s3", "PutObject", "InternalError", storage.settings.feeds_bucket, key="c/render-fails/")
         stack.run_cycle()
