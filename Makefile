@@ -14,7 +14,7 @@ CHECKOV_VERSION := 3.3.30
 # The tests run on two workers, the cores of a developer's machine and CI's.
 WORKERS ?= 2
 # The package's line coverage in `make test` may not drop below this (percent).
-COVERAGE_FLOOR := 0
+COVERAGE_FLOOR := 80
 # The shuffled run's order; SEED=N repeats one.
 SEED ?= $(shell date +%s)
 
