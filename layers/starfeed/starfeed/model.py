@@ -334,8 +334,9 @@ class Entry:
     seen_count: int = 1
     raw_refs: list[RawRef] = field(default_factory=list)
     content_hash: str = ""
-    # Where an undated entry of a source's first fetch sits in time order: it predates the
-    # subscription by an unknown time, so it sorts with the oldest entries a fetch keeps.
+    # Where an entry without a date to sort by (none, or one in the future when first seen) sits in
+    # time order: where it was first seen, or, of a source's first fetch, with the oldest entries a
+    # fetch keeps, as it predates the subscription by an unknown time (docs/design.md#undated-and-future).
     ordered_at: str | None = None
     # What starfeed changed to store the entry (an over-long link dropped, content truncated).
     warnings: list[str] = field(default_factory=list)
@@ -406,6 +407,7 @@ class StoredEntry:
     rewrite_count: int  # times rewritten after a content change
     sort_key: str  # as stored: its collection copies are keyed by it
     analyzer_result: dict[str, Any] | None = None
+    ordered_at: str | None = None  # its place when its date is none to sort by (a rewrite keeps it)
 
 
 @dataclass(frozen=True)

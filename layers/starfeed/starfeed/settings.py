@@ -103,6 +103,9 @@ class Settings:
     max_items: int = 1000  # per document, newest kept
     max_depth: int = 256  # XML/JSON nesting
     max_article_age_days: int = 7  # docs/design.md#max-age; entries without a date are kept
+    # Seconds a source's clock may run ahead of ours: a date further in the future when first seen
+    # is not trusted (docs/design.md#undated-and-future).
+    future_skew: int = 300
     max_rewrites: int = 24  # times a stored entry may be rewritten when its content changes
     # How often an unchanged entry's sighting (last_seen, seen_count) is written: each write costs
     # 3 write units (the item and its two whole-item indexes), a parse of a 50-item document 150.

@@ -120,7 +120,8 @@ def _store(storage: Storage, source: Source, ingested: Ingested, raw_ref: dict |
             entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
         announce = (lambda fresh: storage.queues.send_enrichments(
             source.source_id, [e.entry_uid for e in fresh])) if source.deframe else None
-        stored = store_entries(storage, ingested.entries, now, source.collections, announce, document)
+        stored = store_entries(storage, ingested.entries, now, source.collections, announce, document,
+                               ingested.left_out)
     source.title = ingested.title or source.title
     source.site_url = ingested.link or source.site_url
     source.language = ingested.language or source.language

@@ -9,7 +9,8 @@ clock in its content cannot churn; an unchanged one costs no write. The digest s
 unchanged without reading them, and is rewritten with their sightings when an entry was
 rewritten, when it holds a hash other than the one stored (a store cut short before it), or once
 per sighting_refresh. An entry past its retention that its feed still carries is not stored
-again: it would come back as new.
+again: it would come back as new. Nor is one a first fetch left out (the new-subscription rules):
+that fetch's digest remembers it, unsighted.
 
 Where they come from (model.Document) matters: "feed", a fetched document, whole; "push", one a
 WebSub hub pushed, which may hold only some entries, so none is taken to have left; "archive", a
@@ -23,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from starfeed.model import Digest, Document, Entry, EntryWrites, Rewrite, StoredEntry, sort_key_of
-from starfeed.parse.digest import departed, due, sighted, unchanged
+from starfeed.parse.digest import departed, due, never_stored, sighted, unchanged
 
 
 @dataclass
@@ -63,10 +64,11 @@ def _stamp(epoch: float) -> str:
 
 
 def decide(entries: Sequence[Entry], document: Document, digest: Digest, stored: Mapping[str, StoredEntry],
-           now: float, *, max_rewrites: int, sighting_refresh: int) -> EntryWrites:
+           now: float, *, max_rewrites: int, sighting_refresh: int, left_out: Sequence[Entry] = ()) -> EntryWrites:
     """What to write for one parse of one source: `entries` in document order (those storage would
     accept), `digest` as stored, `stored` the items of the entries it does not vouch for (by uid;
-    one absent is not stored)."""
+    one absent is not stored), `left_out` those a first fetch's filters dropped, for the digest to
+    remember (an archive page has none)."""
     archive = document == "archive"
     if archive:  # no sighting: its entries are checked against their items alone
         digest = Digest()
@@ -82,24 +84,28 @@ def decide(entries: Sequence[Entry], document: Document, digest: Digest, stored:
                 new.append(entry)
         elif not archive and old.content_hash != entry.content_hash and old.rewrite_count < max_rewrites:
             # Its analysis stays (new items are analyzed): a rewrite costs no analyzer call.
+            # It keeps its place when its date is none to sort by: where it was first seen.
             carried = replace(entry, first_seen=old.first_seen, seen_count=old.seen_count,
-                              analyzer_result=old.analyzer_result)
+                              ordered_at=old.ordered_at, analyzer_result=old.analyzer_result)
             moved = old.sort_key if old.sort_key != sort_key_of(carried) else None
             rewrites.append(Rewrite(carried, old.rewrite_count + 1, moved))
         elif old.content_hash == entry.content_hash and entry.entry_uid in digest.held:
             stale = True
-    writes = EntryWrites(entries[0].feed_id if entries else "", rewrites=rewrites)
+    everything = [*entries, *left_out]
+    writes = EntryWrites(everything[0].feed_id if everything else "", rewrites=rewrites)
     if archive:
         writes.inserts = new  # its walk runs beside the fetches: one may store an entry meanwhile
         return writes
     writes.new = new
     # A rewrite must reach the digest at once (it holds the hash an entry was stored with); a new
     # entry need not: until the next sighting it is read, as its item says it was seen.
-    if rewrites or stale or (document == "feed" and due(digest, _stamp(now - sighting_refresh))):
+    if rewrites or stale or left_out or (document == "feed" and due(digest, _stamp(now - sighting_refresh))):
         writes.seen = _stamp(now)
         counts = {uid: old.seen_count for uid, old in stored.items()}
-        writes.digest, beyond = sighted(digest, entries, counts, writes.seen, whole=document == "feed")
+        writes.digest, beyond = sighted(digest, entries, counts, writes.seen, whole=document == "feed",
+                                        left_out=left_out)
         writes.departures = departed(digest, writes.digest)
         # After their departure's write, if they were held; one stored by this parse has its first.
-        writes.sighted = [uid for uid in beyond if uid in stored or uid in digest.held]
+        writes.sighted = [uid for uid in beyond
+                          if uid in stored or (uid in digest.held and not never_stored(digest, uid))]
     return writes

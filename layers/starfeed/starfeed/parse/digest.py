@@ -11,8 +11,11 @@ hold only some entries (WebSub allows it): its rewrite sights those and keeps th
 An entry that leaves the digest gets its sightings written to its own item. An entry held whose
 item has expired (its retention) is not stored again: it would come back as new. The entries
 beyond its room (about 580 of 60-character GUIDs) are read and sighted one by one, and come back
-as new past their retention, as before. Only the source's fetches and pushes write it, and its
-FIFO message group runs them one at a time (parse/dedupe.py decides when)."""
+as new past their retention, as before. It also remembers, with no sighting, the entries a first
+fetch left out (the new-subscription rules: docs/design.md#first-fetch): never stored, they are
+not stored when the feed next changes either, and have no item to read, sight or depart to. Only
+the source's fetches and pushes write it, and its FIFO message group runs them one at a time
+(parse/dedupe.py decides when)."""
 
 from __future__ import annotations
 
@@ -38,28 +41,38 @@ def unchanged(digest: Digest, entry: Entry) -> bool:
     return value is not None and value[0] == entry.content_hash[:HASH_CHARS]
 
 
+def never_stored(digest: Digest, entry_uid: str) -> bool:
+    """Held with no sighting: left out by a first fetch, so it has no item."""
+    value = digest.held.get(entry_uid)
+    return value is not None and value[1] == 0
+
+
 def due(digest: Digest, refresh_before: str) -> bool:
     """Its last whole sighting is as old as the bound, or there was none."""
     return digest.sighted_at <= refresh_before
 
 
 def sighted(digest: Digest, entries: Sequence[Entry], stored: Mapping[str, int], seen: str,
-            whole: bool = True) -> tuple[Digest, list[str]]:
+            whole: bool = True, left_out: Sequence[Entry] = ()) -> tuple[Digest, list[str]]:
     """The digest after a sighting at `seen` of these entries (in document order), and those of
     them beyond its room. whole: they are the whole document, and the digest holds them alone;
     else (a push) the others held stay, after them. Each sighted entry is counted once more: from
     the digest, else from `stored` (its item's count, for an entry stored before this parse); an
-    entry stored by this parse has 1."""
+    entry stored by this parse has 1; one never stored stays at none. left_out: a first fetch's,
+    held last with no sighting, as room allows."""
     sightings: dict[str, list[Any]] = {}
     for entry in entries:
         value = digest.held.get(entry.entry_uid)
         count = value[1] if value is not None else stored.get(entry.entry_uid, 0)
-        sightings[entry.entry_uid] = [entry.content_hash[:HASH_CHARS], count + 1, seen]
+        never = value is not None and count == 0
+        sightings[entry.entry_uid] = [entry.content_hash[:HASH_CHARS], count if never else count + 1, seen]
     kept = {} if whole else {uid: value for uid, value in digest.held.items() if uid not in sightings}
+    remembered = {e.entry_uid: [e.content_hash[:HASH_CHARS], 0, seen] for e in left_out
+                  if e.entry_uid not in sightings and e.entry_uid not in kept}
     held: dict[str, list[Any]] = {}
     beyond: list[str] = []
     size = 0
-    for uid, value in [*sightings.items(), *kept.items()]:
+    for uid, value in [*sightings.items(), *kept.items(), *remembered.items()]:
         if size + _size(uid, value) > DIGEST_BYTES:
             beyond += [uid] if uid in sightings else []
             continue

@@ -36,6 +36,7 @@ class Ingested:
     parsed_count: int = 0
     entries: list[Entry] = field(default_factory=list)
     dropped: Counter[str] = field(default_factory=Counter)
+    left_out: list[Entry] = field(default_factory=list)  # a first fetch's, remembered as seen (filters.Filtered)
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
     hub: str | None = None  # the document's WebSub hub and self URL, absolute http(s), or None
@@ -77,15 +78,16 @@ def read_feed(body: bytes, url: str, content_type: str | None, source: Source, n
             return Ingested(error=f"an HTML page, not a feed{hint}")
         return Ingested(error=parsed.error, warnings=parsed.warnings)
     entries = normalize_entries(parsed.entries, source.source_id, url, now, settings, parsed.authors)
-    filtered = (history_entries(entries, source, now, settings.max_article_age_days) if history else
-                filter_entries(entries, source, now, settings.max_article_age_days))
+    filtered = (history_entries(entries, source, now, settings.max_article_age_days, settings.future_skew)
+                if history else
+                filter_entries(entries, source, now, settings.max_article_age_days, settings.future_skew))
     warnings = list(parsed.warnings)
     return Ingested(format=parsed.format, title=clip(clean_text(parsed.title), TITLE_CHARS),
                     link=_channel_link(parsed.link, url, settings, warnings),
                     language=language_tag(parsed.language), ttl_minutes=parsed.ttl_minutes,
                     skip_hours=parsed.skip_hours, skip_days=parsed.skip_days, publications=_publications(entries, now),
                     parsed_count=len(entries),
-                    entries=filtered.kept, dropped=filtered.dropped, warnings=warnings,
+                    entries=filtered.kept, dropped=filtered.dropped, left_out=filtered.left_out, warnings=warnings,
                     hub=web_link(parsed.hub, url), self_url=web_link(parsed.self_url, url),
                     older=web_link(parsed.older, url))
 
@@ -120,6 +122,7 @@ def read_website(body: bytes, url: str, content_type: str | None, source: Source
                   authors=[{"name": author, "email": None, "uri": None}] if author else [],
                   published=struct_to_rfc3339(parse_date(article.published)), first_seen=seen,
                   last_seen=seen, content_hash=article.text_hash)
-    filtered = filter_entries([fit_entry(entry, settings)], source, now, settings.max_article_age_days)
+    filtered = filter_entries([fit_entry(entry, settings)], source, now, settings.max_article_age_days,
+                              settings.future_skew)
     return Ingested(format="html", title=clip(clean_text(article.title), TITLE_CHARS), link=web_link(url),
-                    parsed_count=1, entries=filtered.kept, dropped=filtered.dropped)
+                    parsed_count=1, entries=filtered.kept, dropped=filtered.dropped, left_out=filtered.left_out)

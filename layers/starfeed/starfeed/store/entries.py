@@ -45,9 +45,10 @@ class Entries:
         records = self._records.Entry.batch_get(
             [(feed_id, uid) for uid in entry_uids],
             attributes_to_get=["entry_uid", "content_hash", "first_seen", "rewrite_count", "seen_count", "sort_key",
-                               "analyzer_result"])
+                               "analyzer_result", "ordered_at"])
         return {r.entry_uid: StoredEntry(r.entry_uid, r.content_hash, r.first_seen, int(r.seen_count),
-                                         int(r.rewrite_count), r.sort_key, r.analyzer_result) for r in records}
+                                         int(r.rewrite_count), r.sort_key, r.analyzer_result, r.ordered_at)
+                for r in records}
 
     def write(self, writes: EntryWrites, collections: list[str] = ()) -> list[Entry]:
         """Write what the entry decision asked for (parse/dedupe.py), in its order; returns the
