@@ -6,9 +6,10 @@ from dataclasses import asdict
 
 import pytest
 
-from starfeed.model import Departure, Digest, Entry, Rewrite, StoredEntry, sort_key_of
+from starfeed.model import Departure, Digest, Entry, Rewrite, Source, StoredEntry, sort_key_of
 from starfeed.parse.dedupe import Upserted, admitted, decide, unvouched, vouches
 from starfeed.parse.digest import DIGEST_BYTES, HASH_CHARS
+from starfeed.parse.filters import filter_entries
 
 WEEK = 7 * 86400
 NOW = 1_800_000_000.0  # 2027-01-15T08:00:00Z
@@ -27,14 +28,16 @@ def held(version: str = "a", count: int = 1, last: str = YESTERDAY) -> list:
     return [version * HASH_CHARS, count, last]
 
 
-def stored(uid: str, version: str = "a", count: int = 1, rewrites: int = 0, published: str = EARLIER) -> StoredEntry:
-    return StoredEntry(uid, version * 64, EARLIER, count, rewrites, sort_key_of(entry(uid, published=published)),
-                       {"summary": "analyzed"})
+def stored(uid: str, version: str = "a", count: int = 1, rewrites: int = 0, published: str = EARLIER,
+           ordered_at: str | None = None) -> StoredEntry:
+    as_stored = Entry(uid, "f", published=published, first_seen=EARLIER, ordered_at=ordered_at)
+    return StoredEntry(uid, version * 64, EARLIER, count, rewrites, sort_key_of(as_stored), {"summary": "analyzed"},
+                       ordered_at)
 
 
-def writes_of(entries, document="feed", digest=RECENT, items=(), max_rewrites=2):
+def writes_of(entries, document="feed", digest=RECENT, items=(), max_rewrites=2, left_out=()):
     return decide(entries, document, digest, {item.entry_uid: item for item in items}, NOW,
-                  max_rewrites=max_rewrites, sighting_refresh=WEEK)
+                  max_rewrites=max_rewrites, sighting_refresh=WEEK, left_out=left_out)
 
 
 def summary(writes) -> dict:
@@ -101,6 +104,25 @@ CASES = {
     "an archive page ignores the digest: an entry held but not stored is inserted":
         ({"entries": [entry("h")], "document": "archive", "digest": Digest(YESTERDAY, {"h": held()})},
          expect(inserts=["h"])),
+    "a first fetch's digest remembers the entries its filters left out, with no sighting":
+        ({"entries": [entry("k")], "left_out": [entry("l1"), entry("l2")], "digest": Digest()},
+         expect(new=["k"], digest={"k": 1, "l1": 0, "l2": 0})),
+    "a first fetch that keeps none still remembers what it left out":
+        ({"entries": [], "left_out": [entry("l1")], "digest": Digest()}, expect(digest={"l1": 0})),
+    "an entry a first fetch left out is not stored when the feed next changes, changed or not":
+        ({"entries": [entry("n"), entry("l1"), entry("l2", "b")],
+          "digest": Digest(YESTERDAY, {"l1": held(count=0), "l2": held(count=0)})}, expect(new=["n"])),
+    "a sighting keeps a left-out entry unsighted, and one that leaves has no item to depart to":
+        ({"entries": [entry("c", "b"), entry("l1")],
+          "digest": Digest(YESTERDAY, {"c": held(), "l1": held(count=0), "l2": held(count=0)}),
+          "items": [stored("c")]},
+         expect(rewrites=[("c", 1)], digest={"c": 2, "l1": 0})),
+    "an entry whose date moves back into the past is no new entry; unchanged, no write":
+        ({"entries": [entry("d", published=LAST_WEEK)], "digest": Digest(YESTERDAY, {"d": held()})}, expect()),
+    "an entry whose date moves back into the past with its content is rewritten, not new":
+        ({"entries": [entry("d", "b", published=LAST_WEEK)], "digest": Digest(YESTERDAY, {"d": held()}),
+          "items": [stored("d", published="2099-01-01T00:00:00Z", ordered_at=EARLIER)]},
+         expect(rewrites=[("d", 1)], digest={"d": 2})),
 }
 
 
@@ -162,3 +184,37 @@ def test_entries_storage_would_refuse_are_left_out_with_their_position_and_reaso
     assert refused == [(2, "GUID of 2,000 bytes"), (4, "500,000 bytes")]
     assert Upserted([], refused).error == "store: entry 2: GUID of 2,000 bytes (and 1 more)"
     assert Upserted(kept, []).error is None
+
+
+def test_a_rewrite_keeps_the_place_of_an_entry_whose_date_is_none_to_sort_by():
+    # First seen dated in the future, it sat where it was first seen; changed, still dated in the
+    # future, it stays there rather than lead as if new (the parse placed it now).
+    parsed = Entry(**{**asdict(entry("d", "b", published="2099-01-01T00:00:00Z")), "ordered_at": SEEN})
+    old = stored("d", published="2099-01-01T00:00:00Z", ordered_at=EARLIER)
+    (rewrite,) = writes_of([parsed], items=[old]).rewrites
+    assert rewrite.entry.sort_time == EARLIER and rewrite.stale_sort_key is None
+    assert rewrite.entry.published == "2099-01-01T00:00:00Z"  # as the source gives it
+    # Its date moved back into the past: it sorts by that date, below its first sighting.
+    moved = Entry(**{**asdict(entry("d", "c", published="2026-12-01T00:00:00Z"))})
+    (rewrite,) = writes_of([moved], items=[old]).rewrites
+    assert rewrite.entry.sort_time == "2026-12-01T00:00:00Z" < EARLIER
+
+
+def test_a_fifty_item_undated_feed_that_publishes_one_more_stores_exactly_one_new():
+    """A first fetch keeps the feed's first 3 undated entries and leaves out 47; the next change
+    of the feed brings in its one new item, not the 47 as well (what `source list` counts as new)."""
+    def undated(uids):
+        return [Entry(uid, "f", content_hash="a" * 64, first_seen=SEEN, last_seen=SEEN) for uid in uids]
+
+    source = Source(source_id="f", url="https://news.example/feed", created_at=NOW - 3600)
+    first = filter_entries(undated([f"u{n}" for n in range(50)]), source, NOW, max_age_days=7)
+    writes = writes_of(first.kept, digest=Digest(), left_out=first.left_out)
+    assert (len(writes.new), len(first.left_out), len(writes.digest.held)) == (3, 47, 50)
+
+    source.last_success_at = NOW
+    later = NOW + 3600
+    second = filter_entries(undated(["u50", *(f"u{n}" for n in range(50))]), source, later, max_age_days=7)
+    unread = unvouched(second.kept, writes.digest)
+    assert unread == ["u50"]  # the others cost no read
+    again = decide(second.kept, "feed", writes.digest, {}, later, max_rewrites=2, sighting_refresh=WEEK)
+    assert [e.entry_uid for e in again.new] == ["u50"] and again.digest is None and not again.sighted

@@ -88,6 +88,56 @@ def test_backfill_counts_undated_entries_after_dated_ones():
     assert [e.entry_uid for e in result.kept] == ["u0", "u1", "u2", "2026-02-17T12:00:00Z"]
 
 
+FUTURE = "2099-01-01T00:00:00Z"
+SKEWED = "2026-02-17T12:34:00Z"  # four minutes ahead: within the clock skew allowed
+
+
+def dated_in(published: str, n: int) -> list[Entry]:
+    return [Entry(entry_uid=f"f{i}", feed_id="s", canonical_link=f"https://news.example/f{i}", published=published,
+                  first_seen="2026-02-17T12:30:00Z", last_seen="2026-02-17T12:30:00Z") for i in range(n)]
+
+
+@pytest.mark.parametrize("case, entries, source, kept, dropped, sort_times", [
+    ("a first fetch counts a date in the future as none: under the limit on undated entries, "
+     "behind a week of news, in the feed's order",
+     [*dated_in(FUTURE, 2), *undated(3), entry("2026-02-17T12:00:00Z")], NEW,
+     ["f0", "f1", "u0", "2026-02-17T12:00:00Z"],
+     {"undated (dated in the future) beyond the feed's first 3": 0, "undated beyond the feed's first 3": 2},
+     ["2026-02-10T12:30:00Z", "2026-02-10T12:29:59Z", "2026-02-10T12:29:58Z", "2026-02-17T12:00:00Z"]),
+    ("a first fetch's future dates beyond the first three stay out",
+     dated_in(FUTURE, 5), NEW, ["f0", "f1", "f2"], {"undated (dated in the future) beyond the feed's first 3": 2},
+     ["2026-02-10T12:30:00Z", "2026-02-10T12:29:59Z", "2026-02-10T12:29:58Z"]),
+    ("later, a date in the future sits at its first sighting, in the feed's order",
+     [*dated_in(FUTURE, 2), *undated(1)], POLLED, ["f0", "f1", "u0"], {},
+     ["2026-02-17T12:30:00Z", "2026-02-17T12:29:59Z", "2026-02-17T12:29:58Z"]),
+    ("a date within the clock skew is a date",
+     [*dated_in(SKEWED, 4)], NEW, ["f0", "f1", "f2", "f3"], {}, ["2026-02-17T12:30:00Z"] * 4),
+])
+def test_a_date_in_the_future_when_first_seen_counts_as_undated(case, entries, source, kept, dropped, sort_times):
+    given = {e.entry_uid: e.published for e in entries}
+    result = filter_entries(entries, source, NOW, max_age_days=7, future_skew=300)
+    assert [e.entry_uid for e in result.kept] == kept
+    assert result.dropped == {reason: n for reason, n in dropped.items() if n}
+    assert [e.sort_time for e in result.kept] == sort_times
+    assert all(e.published == given[e.entry_uid] for e in result.kept)  # the date as the source gave it
+
+
+def test_a_first_fetch_leaves_out_what_its_new_subscription_rules_drop_for_the_digest_to_remember():
+    entries = [entry("2026-02-16T08:00:00Z"), entry("2026-02-01T00:00:00Z"), *dated_in(FUTURE, 2), *undated(3)]
+    result = filter_entries(entries, NEW, NOW, max_age_days=7)
+    # Before the subscription, and undated beyond the first three; the age rule drops the same later.
+    assert [e.entry_uid for e in result.left_out] == ["2026-02-16T08:00:00Z", "u1", "u2"]
+    assert filter_entries(entries, POLLED, NOW, max_age_days=7).left_out == []
+
+
+def test_backfill_takes_a_date_in_the_future_for_none():
+    entries = [*dated_in(FUTURE, 1), entry("2025-06-01T00:00:00Z"), entry("2026-01-01T00:00:00Z")]
+    result = filter_entries(entries, Source(**{**NEW.__dict__, "backfill": 1}), NOW, max_age_days=7)
+    # The newest dated entry is backfilled; the one dated 2099 is kept as the first undated one.
+    assert [e.entry_uid for e in result.kept] == ["f0", "2026-01-01T00:00:00Z"]
+    assert result.dropped == {"older than 7 days": 1}
+
+
 JSON_FEED_11 = {
     "version": "https://jsonfeed.org/version/1.1", "title": "J", "home_page_url": "https://j.example/",
     "items": [
