@@ -184,6 +184,26 @@ def github_stars() -> tuple[dict[str, Source], list[Entry]]:
     return sources, entries
 
 
+# A feed that dates an entry in 2099 (docs/design.md#undated-and-future): starfeed writes where it
+# orders it, and JSON Feed also the date as the source gave it.
+FUTURE_ATOM = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>Tomorrow</title><id>urn:uuid:1225c695-cfb8-4ebb-aaaa-80da344efa6a</id>
+<updated>2099-01-01T00:00:00Z</updated><link href="https://tomorrow.example.com/"/><author><name>T</name></author>
+<entry><id>https://tomorrow.example.com/far</id><title>Far</title><link href="https://tomorrow.example.com/far"/>
+<published>2099-01-01T00:00:00Z</published><updated>2099-01-02T00:00:00Z</updated><summary>far</summary></entry>
+<entry><id>https://tomorrow.example.com/near</id><title>Near</title><link href="https://tomorrow.example.com/near"/>
+<updated>2026-11-20T00:00:00Z</updated><summary>near</summary></entry></feed>"""
+
+
+def dated_in_the_future() -> tuple[Source, list[Entry]]:
+    source = Source(source_id="future", url="https://tomorrow.example.com/feed.atom", created_at=0,
+                    last_success_at=1.0)
+    result = ingest(read_feed, FUTURE_ATOM, source.url, None, source, NOW, SETTINGS)
+    assert result.error is None and len(result.entries) == 2
+    source.title, source.site_url = result.title, result.link
+    return source, result.entries
+
+
 def golden_inputs() -> dict[str, tuple[Source, list[Entry]]]:
     data = Path(__file__).resolve().parent.parent / "data" / "render"
     return {path.name: ingested(path, path.stem, f"https://{path.stem}.example.com/{path.name}")
@@ -220,6 +240,7 @@ def documents() -> dict[str, tuple[bytes, str]]:
             out[f"{source_id}-{source.url.rsplit('/', 1)[-1]}.{fmt}"] = own_feed(source, by_source[source_id], fmt)
         for name, (source, entries) in goldens.items():
             out[f"golden-{name}.{fmt}"] = own_feed(source, entries, fmt)
+        out[f"dated-in-the-future.{fmt}"] = own_feed(*dated_in_the_future(), fmt)
     return out
 
 

@@ -80,6 +80,24 @@ def test_html_index_escapes_everything():
     assert 'href="/feed.atom"' in page and 'name="viewport"' in page
 
 
+def test_an_entry_dated_in_the_future_when_first_seen_is_written_where_it_is_ordered_and_its_date_is_kept():
+    """docs/design.md#undated-and-future: each format's date is its place (readers order by it);
+    the index and JSON Feed also say the date as the source gave it."""
+    far = Entry(entry_uid="https://example.org/far", feed_id="s", title="Far", published="2099-01-01T00:00:00Z",
+                updated="2099-01-02T00:00:00Z", first_seen="2026-11-21T00:00:00Z",
+                last_seen="2026-11-21T00:00:00Z", ordered_at="2026-11-14T00:00:00Z")
+    rss, atom = (feedparser.parse(render(fmt, META, [far], BUILT)).entries[0] for fmt in ("rss", "atom"))
+    assert rss.published_parsed[:3] == (2026, 11, 14)
+    assert atom.published == atom.updated == "2026-11-14T00:00:00Z"
+    item = json.loads(render("json", META, [far], BUILT))["items"][0]
+    assert (item["date_published"], item["_starfeed"]) == (
+        "2026-11-14T00:00:00Z", {"date_published_as_given": "2099-01-01T00:00:00Z"})
+    assert "date_modified" not in item
+    page = render_index(IndexPage("starfeed", "/feed"), [far], {"s": "S"}, "2026-11-21T00:00:00Z").decode()
+    assert ('<time datetime="2026-11-14T00:00:00Z">2026-11-14 00:00:00 UTC</time>'
+            ' · dated 2099-01-01 00:00:00 UTC by its source') in page
+
+
 def test_attribution_names_a_feed_a_reader_can_subscribe_to():
     from starfeed.model import GitHubAccount, Source
     from starfeed.render.pages import origins

@@ -119,6 +119,18 @@ def entry(raw: Entry, fallback_time: str) -> Entry | None:
         last_seen=_time(raw.last_seen) or first_seen, ordered_at=_time(raw.ordered_at))
 
 
+def given_date(entry: Entry) -> str | None:
+    """The date its source gave it, when the entry is not ordered by it (one in the future when
+    first seen: docs/design.md#undated-and-future); else None."""
+    return entry.published if entry.published and entry.published != entry.sort_time else None
+
+
+def modified(entry: Entry) -> str | None:
+    """Its updated date, unless that was in the future when the entry was last seen: a reader that
+    orders by it would pin the entry to the top."""
+    return entry.updated if entry.updated and entry.updated <= max(entry.last_seen, entry.sort_time) else None
+
+
 def _list_of_text(values: object) -> list[str]:
     if not isinstance(values, list):
         return []

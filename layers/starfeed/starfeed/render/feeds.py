@@ -298,7 +298,7 @@ def _fill_atom(item: _Item, entry: Entry) -> None:
         element.set(XML_LANG, origin.language)
     _sub(element, a("id"), atom_id(entry))
     _sub(element, a("title"), entry.title or "", type="text")  # required, and may be empty
-    _sub(element, a("updated"), entry.updated or entry.sort_time)
+    _sub(element, a("updated"), clean.modified(entry) or entry.sort_time)
     _sub(element, a("published"), entry.sort_time)
     for author in _authors(entry, origin, meta):
         person = _sub(element, a("author"))
@@ -358,7 +358,7 @@ def write_json(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
         origin = meta.origins.get(entry.feed_id)
         item: dict[str, Any] = {"id": entry.entry_uid, "url": entry.canonical_link, "title": entry.title,
                 "content_html": entry.content, "summary": entry.summary,
-                "date_published": entry.sort_time, "date_modified": entry.updated,
+                "date_published": entry.sort_time, "date_modified": clean.modified(entry),
                 "authors": [{k: v for k, v in (("name", a.get("name") or a.get("email")), ("url", a.get("uri"))) if v}
                             for a in _authors(entry, origin, meta)],
                 "tags": entry.categories,
@@ -369,9 +369,14 @@ def write_json(meta: FeedMeta, entries: list[Entry], built_at: float) -> bytes:
         item = {k: v for k, v in item.items() if v not in (None, [], "")}
         if "content_html" not in item:
             item["content_text"] = entry.summary or ""  # JSON Feed requires one of the two
+        extension: dict[str, Any] = {}
         if meta.attribute and origin:
-            item["_starfeed"] = {"source": {k: v for k, v in (
-                ("title", origin.title), ("feed_url", origin.feed_url), ("home_page_url", origin.site_url)) if v}}
+            extension["source"] = {k: v for k, v in (
+                ("title", origin.title), ("feed_url", origin.feed_url), ("home_page_url", origin.site_url)) if v}
+        if given := clean.given_date(entry):  # date_published is where starfeed orders it
+            extension["date_published_as_given"] = given
+        if extension:
+            item["_starfeed"] = extension
         items.append(item)
     links = dict(meta.links("json"))
     document = {"version": "https://jsonfeed.org/version/1.1", "title": meta.title,

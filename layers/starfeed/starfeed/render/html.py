@@ -130,10 +130,12 @@ def _item(page: IndexPage, raw: Entry, source_titles: Mapping[str, str | clean.O
         summary = entry.summary or text_of(entry.content) or ""
         if len(summary) > SUMMARY_CHARS:
             summary = summary[:SUMMARY_CHARS].rsplit(" ", 1)[0] + "…"
-        when = escape(entry.sort_time)
+        when, given = escape(entry.sort_time), clean.given_date(entry)
         source = _source(source_titles.get(entry.feed_id, entry.feed_id))
+        # Ordered by when it was first seen, the date its source gave it is said beside.
+        dated = f' · dated {escape(given).replace("T", " ").rstrip("Z")} UTC by its source' if given else ""
         return (f'<li><h2>{heading}</h2><div class="meta">{source} · '
-                f'<time datetime="{when}">{when.replace("T", " ").rstrip("Z")} UTC</time></div>'
+                f'<time datetime="{when}">{when.replace("T", " ").rstrip("Z")} UTC</time>{dated}</div>'
                 + (f"<p>{escape(summary)}</p>" if summary else "") + "</li>")
     except Exception:  # one entry never costs the page
         log.warning("renderer: %s entry %r cannot be shown on the index; left out", page.feed_path,
