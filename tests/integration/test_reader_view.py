@@ -1,6 +1,8 @@
 """What a reader of the aggregate sees across sources: one article once, under the source that had
 it first, and a new undated feed that does not push dated news aside."""
 
+import calendar
+import json
 import time
 import uuid
 
@@ -71,3 +73,56 @@ def test_a_new_undated_feed_contributes_its_first_few_behind_dated_news(stack, s
         (3, {"undated beyond the feed's first 3": 17})
     titles = [e.get("title", "") for e in entries_of(stack, f"/c/{collection}/feed.xml")]
     assert titles == ["Dated news", "Old 0", "Old 1", "Old 2"]  # two-day-old news still leads
+
+
+def dated_rss(items: list[tuple[str, str, str]], tag: str) -> bytes:
+    """items: (guid, title, RFC 822 date)."""
+    body = "".join(f"<item><title>{t}</title><link>https://tomorrow.example/{tag}/{g}</link>"
+                   f"<guid isPermaLink='false'>{tag}-{g}</guid><pubDate>{d}</pubDate></item>" for g, t, d in items)
+    return (f'<?xml version="1.0"?><rss version="2.0"><channel><title>Tomorrow</title>'
+            f"<link>https://tomorrow.example/</link><description>d</description>{body}</channel></rss>").encode()
+
+
+def rfc822(epoch: float) -> str:
+    return time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(epoch))
+
+
+def test_a_feed_dating_its_items_in_2099_does_not_lead_and_what_its_first_fetch_left_out_stays_out(
+        stack, storage, origin, other_origin):
+    """docs/design.md#undated-and-future and #left-out, as a reader of a collection sees them."""
+    tag = uuid.uuid4().hex[:8]
+    collection = f"future-{tag}"
+    dated_url = origin.serve("/news.xml", Reply(200, rss((f"news-{tag}", "Dated news"), title="Dated",
+                                                         newest=time.time() - 2 * 86400)))
+    add_source(storage, dated_url, time.time() - 3 * 86400, [collection])
+    stack.run_cycle()
+    far = "Thu, 01 Jan 2099 00:00:00 GMT"
+    first = [("fresh", "Fresh", rfc822(time.time() - 60)), *((f"far{n}", f"Far {n}", far) for n in range(5))]
+    # The feed's next change: one new item, and a date left out by the first fetch moved into the past.
+    second = [("later", "Later", rfc822(time.time())), *first[:4], ("far4", "Far 4", rfc822(time.time() - 86400))]
+    url = other_origin.serve("/tomorrow.xml", Reply(200, dated_rss(first, tag)), Reply(200, dated_rss(second, tag)))
+    source, _ = add_source(storage, url, time.time() - HOUR, [collection])
+    stack.run_cycle()
+
+    # Counted as undated: the first three kept, the rest left out by the same rule.
+    stored = storage.sources.get(source.source_id)
+    assert (stored.entry_count, stored.last_dropped) == \
+        (4, {"undated (dated in the future) beyond the feed's first 3": 2})
+    entries = entries_of(stack, f"/c/{collection}/feed.xml")
+    assert [e.title for e in entries] == ["Fresh", "Dated news", "Far 0", "Far 1", "Far 2"]  # news leads
+    week_ago = time.time() - 7 * 86400
+    assert all(abs(calendar.timegm(e.published_parsed) - week_ago) < HOUR for e in entries[2:])
+    # The date as the source gave it: on the entry, in JSON Feed, and on the index.
+    (far0,) = [e for e in storage.entries.recent(source.source_id, 10) if e.title == "Far 0"]
+    assert far0.published == "2099-01-01T00:00:00Z"
+    items = json.loads(body_of(http_get(stack, f"/c/{collection}/feed.json")))["items"]
+    assert [i["_starfeed"].get("date_published_as_given") for i in items if i["title"].startswith("Far")] == \
+        ["2099-01-01T00:00:00Z"] * 3
+    assert "dated 2099-01-01 00:00:00 UTC by its source" in body_of(http_get(stack, f"/c/{collection}/"))
+
+    storage.sources.change(source.source_id, {"next_check_at": time.time() - 1, "locked_until": None})
+    stack.run_cycle()
+    # One new entry: neither Far 3 nor Far 4 (its date now in the past) comes in as new.
+    assert storage.sources.get(source.source_id).entry_count == 5
+    titles = [e.title for e in entries_of(stack, f"/c/{collection}/feed.xml")]
+    assert titles == ["Later", "Fresh", "Dated news", "Far 0", "Far 1", "Far 2"]
