@@ -107,7 +107,7 @@ def test_a_feed_dating_its_items_in_2099_does_not_lead_and_what_its_first_fetch_
     # Counted as undated: the first three kept, the rest left out by the same rule.
     stored = storage.sources.get(source.source_id)
     assert (stored.entry_count, stored.last_dropped) == \
-        (4, {"undated (dated in the future) beyond the feed's first 3": 2})
+        (4, {"dated in the future beyond the feed's first 3 undated": 2})
     entries = entries_of(stack, f"/c/{collection}/feed.xml")
     assert [e.title for e in entries] == ["Fresh", "Dated news", "Far 0", "Far 1", "Far 2"]  # news leads
     week_ago = time.time() - 7 * 86400

@@ -102,10 +102,10 @@ def dated_in(published: str, n: int) -> list[Entry]:
      "behind a week of news, in the feed's order",
      [*dated_in(FUTURE, 2), *undated(3), entry("2026-02-17T12:00:00Z")], NEW,
      ["f0", "f1", "u0", "2026-02-17T12:00:00Z"],
-     {"undated (dated in the future) beyond the feed's first 3": 0, "undated beyond the feed's first 3": 2},
+     {"dated in the future beyond the feed's first 3 undated": 0, "undated beyond the feed's first 3": 2},
      ["2026-02-10T12:30:00Z", "2026-02-10T12:29:59Z", "2026-02-10T12:29:58Z", "2026-02-17T12:00:00Z"]),
     ("a first fetch's future dates beyond the first three stay out",
-     dated_in(FUTURE, 5), NEW, ["f0", "f1", "f2"], {"undated (dated in the future) beyond the feed's first 3": 2},
+     dated_in(FUTURE, 5), NEW, ["f0", "f1", "f2"], {"dated in the future beyond the feed's first 3 undated": 2},
      ["2026-02-10T12:30:00Z", "2026-02-10T12:29:59Z", "2026-02-10T12:29:58Z"]),
     ("later, a date in the future sits at its first sighting, in the feed's order",
      [*dated_in(FUTURE, 2), *undated(1)], POLLED, ["f0", "f1", "u0"], {},
@@ -128,6 +128,19 @@ def test_a_first_fetch_leaves_out_what_its_new_subscription_rules_drop_for_the_d
     # Before the subscription, and undated beyond the first three; the age rule drops the same later.
     assert [e.entry_uid for e in result.left_out] == ["2026-02-16T08:00:00Z", "u1", "u2"]
     assert filter_entries(entries, POLLED, NOW, max_age_days=7).left_out == []
+
+
+def test_source_add_says_how_many_a_first_fetch_kept_and_which_rule_left_the_rest_out():
+    from starfeed.inspect import Inspection, first_fetch
+    from starfeed.parse.ingest import Ingested
+
+    entries = [*dated_in(FUTURE, 5), *undated(45)]
+    result = filter_entries(entries, NEW, NOW, max_age_days=7)
+    ingested = Ingested(parsed_count=50, entries=result.kept, dropped=result.dropped)
+    assert first_fetch(Inspection("t", ingested, None, None, 0.0, 0, [])) == (
+        "50 entries, 3 shown after the first fetch: 2 dated in the future beyond the feed's first 3 undated stay "
+        "out by a new subscription's limit on undated entries, 45 undated beyond the feed's first 3 stay out by a "
+        "new subscription's limit on undated entries; --backfill N keeps the newest N")
 
 
 def test_backfill_takes_a_date_in_the_future_for_none():

@@ -142,6 +142,7 @@ FORMAT_NAMES = {"rss20": "RSS 2.0", "rss10": "RSS 1.0", "rss090": "RSS 0.90", "r
 _FILTERS = (("published before you subscribed", "the first-fetch filter"),
             ("older than", "the age filter"),
             ("undated", "a new subscription's limit on undated entries"),
+            ("dated in the future", "a new subscription's limit on undated entries"),
             ("linking off", "--enforce-domain"))
 
 

@@ -72,8 +72,9 @@ def filter_entries(entries: list[Entry], source: Source, now: float, max_age_day
             result.left_out.append(entry)
             continue
         elif first_poll and not date and undated >= FIRST_FETCH_UNDATED:
-            future = " (dated in the future)" if entry.published else ""
-            result.dropped[f"undated{future} beyond the feed's first {FIRST_FETCH_UNDATED}"] += 1
+            reason = "dated in the future beyond the feed's first {} undated" if entry.published else \
+                "undated beyond the feed's first {}"
+            result.dropped[reason.format(FIRST_FETCH_UNDATED)] += 1
             result.left_out.append(entry)
             continue
         if not date:
