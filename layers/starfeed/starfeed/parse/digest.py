@@ -12,7 +12,7 @@ An entry that leaves the digest gets its sightings written to its own item. An e
 item has expired (its retention) is not stored again: it would come back as new. The entries
 beyond its room (about 580 of 60-character GUIDs) are read and sighted one by one, and come back
 as new past their retention, as before. It also remembers, with no sighting, the entries a first
-fetch left out (the new-subscription rules: docs/design.md#first-fetch): never stored, they are
+fetch left out (the new-subscription rules: docs/design.md#left-out): never stored, they are
 not stored when the feed next changes either, and have no item to read, sight or depart to. Only
 the source's fetches and pushes write it, and its FIFO message group runs them one at a time
 (parse/dedupe.py decides when)."""

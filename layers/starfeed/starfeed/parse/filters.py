@@ -23,7 +23,7 @@ class Filtered:
     kept: list[Entry]
     dropped: Counter[str] = field(default_factory=Counter)  # reason -> count
     # What a first fetch's new-subscription rules left out: the source's digest remembers them as
-    # seen, so the feed's next change does not bring them in as new (docs/design.md#first-fetch).
+    # seen, so the feed's next change does not bring them in as new (docs/design.md#left-out).
     left_out: list[Entry] = field(default_factory=list)
 
 
@@ -72,9 +72,8 @@ def filter_entries(entries: list[Entry], source: Source, now: float, max_age_day
             result.left_out.append(entry)
             continue
         elif first_poll and not date and undated >= FIRST_FETCH_UNDATED:
-            reason = "dated in the future beyond the feed's first {} undated" if entry.published else \
-                "undated beyond the feed's first {}"
-            result.dropped[reason.format(FIRST_FETCH_UNDATED)] += 1
+            result.dropped[f"dated in the future beyond the feed's first {FIRST_FETCH_UNDATED} undated"
+                           if entry.published else f"undated beyond the feed's first {FIRST_FETCH_UNDATED}"] += 1
             result.left_out.append(entry)
             continue
         if not date:
