@@ -83,7 +83,8 @@ def test_a_page_read_by_selectors_is_tried_subscribed_served_and_says_which_sele
     assert "format:   selectors (Harbour Notes)" in err and "entries:  3 kept of 3 parsed" in err
     assert storage.sources.all() == []
     code, _, err = run_cli(capsys, "inspect", url, "--items", "li.post", "--title", "h2", "--link", "a")
-    assert code == 1 and err.strip() == f"starfeed: {url}: the items selector 'li.post' found nothing on the page"
+    assert code == 1
+    assert err.strip() == f"starfeed: {url}: no items: the items selector 'li.post' found nothing on the page"
 
     # Subscribed: checked on the page as its first fetch will read it.
     code, out, err = run_cli(capsys, "source", "add", url, *SELECTORS, "--backfill", "10")
@@ -116,10 +117,10 @@ def test_a_page_read_by_selectors_is_tried_subscribed_served_and_says_which_sele
     make_due(storage, source_id)
     stack.run_cycle()
     source = storage.sources.get(source_id)
-    broken = "the items selector 'article.post' found nothing on the page"
+    broken = "no items: the items selector 'article.post' found nothing on the page"
     assert (source.status, source.last_error) == ("error", broken)
     code, out, _ = run_cli(capsys, "source", "list")
-    assert "failing: the items select" in row_of(out, source_id)
+    assert "failing: no items" in row_of(out, source_id)
     assert broken in out.split("why they fail")[1]
     assert [e.title for e in feedparser.parse(served(stack, f"/s/{source_id}/feed.xml")).entries] == \
         ["Regatta results", *titles]
@@ -129,7 +130,7 @@ def test_a_page_read_by_selectors_is_tried_subscribed_served_and_says_which_sele
     make_due(storage, source_id)
     stack.run_cycle()
     assert storage.sources.get(source_id).last_error == \
-        "the title selector '.post-title' found nothing in any of the 3 items"
+        "no titles: the title selector '.post-title' found nothing in any of the 3 items"
 
     # `source set` refuses selectors that do not compile or find nothing, and takes ones that read the page.
     code, _, err = run_cli(capsys, "source", "set", source_id, "--title", "h3 >")

@@ -14,7 +14,7 @@ import pytest
 from starfeed.model import Selectors, Source
 from starfeed.parse.ingest import ingest, read_selected
 from starfeed.parse.normalize import normalize_entries, struct_to_rfc3339
-from starfeed.parse.selected import SELECTOR_CHARS, read_date, read_page, selectors_problem
+from starfeed.parse.selected import NONE_FOUND, SELECTOR_CHARS, read_date, read_page, selectors_problem
 from starfeed.settings import Settings
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "selected"
@@ -37,7 +37,7 @@ def test_each_page_reads_as_expected(page):
 def test_the_data_covers_a_page_that_changed_shape_for_each_kind_of_selector():
     errors = [json.loads(p.read_text())["error"] for p in sorted(DATA.glob("*.expected.json"))]
     for role in ("items", "title", "date"):
-        assert any(e and e.startswith(f"the {role} selector") for e in errors), role
+        assert any(e and e.startswith(f"{NONE_FOUND[role]}: the {role} selector") for e in errors), role
 
 
 @pytest.mark.parametrize(("selectors", "problem"), [
@@ -92,10 +92,10 @@ def test_a_page_of_many_items_gives_the_first_max_items_and_says_so():
 @pytest.mark.parametrize(("body", "error"), [
     (b"", "not an HTML page: nothing for the selectors to read"),
     (b"   ", "not an HTML page: nothing for the selectors to read"),
-    (page("<li>Nothing to link</li>"), "the title selector 'a' found nothing in any of the 1 item"),
+    (page("<li>Nothing to link</li>"), "no titles: the title selector 'a' found nothing in any of the 1 item"),
     (page('<li><a href="javascript:go()">Go</a></li><li><a href="ftp://x.example/f">F</a></li>'),
-     "the link selector 'a' found no http(s) link in any of the 2 items"),
-    (page('<li><a href="/1"> </a></li>'), "the title selector 'a' found no text in any of the 1 item"),
+     "no links: the link selector 'a' found no http(s) link in any of the 2 items"),
+    (page('<li><a href="/1"> </a></li>'), "no titles: the title selector 'a' found no text in any of the 1 item"),
 ])
 def test_a_page_the_selectors_cannot_read_is_an_error_not_an_empty_list(body, error):
     assert read_page(body, "https://list.example/", "text/html", LIST, 1000).error == error

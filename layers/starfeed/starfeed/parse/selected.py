@@ -26,6 +26,9 @@ from starfeed.parse.normalize import parse_date, web_link
 SELECTOR_CHARS = 1000  # a selector is stored on its source's item
 REQUIRED = ("items", "title", "link")
 OPTIONAL = ("date", "summary")
+# How the error of a selector that found nothing starts: the few words `source list` shows of it.
+NONE_FOUND = {"items": "no items", "title": "no titles", "link": "no links", "date": "no dates",
+              "summary": "no summaries"}
 
 # Dates as list pages print them, tried after ISO 8601 and RFC 822 (English month names, as
 # Python's default C locale reads them).
@@ -104,7 +107,7 @@ def read_page(body: bytes, url: str, content_type: str | None, selectors: Select
     page = SelectedPage(title=_page_title(document), base=base)
     items = _compiled(selectors.items)(document)
     if not items:
-        page.error = f"the items selector {_quoted(selectors.items)} found nothing on the page"
+        page.error = f"no items: the items selector {_quoted(selectors.items)} found nothing on the page"
         return page
     if len(items) > max_items:
         page.warnings.append(f"the items selector found {len(items):,} items: the first {max_items:,} are read")
@@ -113,15 +116,15 @@ def read_page(body: bytes, url: str, content_type: str | None, selectors: Select
     for role, selector in given(selectors)[1:]:  # within each item
         found[role] = [_compiled(selector)(item) for item in items]
         if not any(found[role]):
-            page.error = (f"the {role} selector {_quoted(selector)} found nothing in any of the "
+            page.error = (f"{NONE_FOUND[role]}: the {role} selector {_quoted(selector)} found nothing in any of the "
                           f"{_count(len(items), 'item')}")
             return page
     titles = [_first_text(matches) for matches in found["title"]]
     links = [_first_link(matches, base) for matches in found["link"]]
     for role, values, what in (("title", titles, "text"), ("link", links, "http(s) link")):
         if not any(values):
-            page.error = (f"the {role} selector {_quoted(getattr(selectors, role))} found no {what} in any of "
-                          f"the {_count(len(items), 'item')}")
+            page.error = (f"{NONE_FOUND[role]}: the {role} selector {_quoted(getattr(selectors, role))} found no "
+                          f"{what} in any of the {_count(len(items), 'item')}")
             return page
         if missing := sum(not value for value in values):
             page.warnings.append(f"{missing} of {_count(len(items), 'item')} left out: the {role} selector "
