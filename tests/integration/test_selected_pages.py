@@ -156,6 +156,7 @@ def test_source_add_refuses_selectors_that_cannot_read_the_page(stack, storage, 
     code, _, err = run_cli(capsys, "source", "add", url, "--items", "article.post", "--title", "h2",
                            "--link", "a", "--date", ".when")
     assert code == 1 and "the date selector '.when' found nothing in any of the 3 items; not subscribed" in err
-    code, _, err = run_cli(capsys, "source", "add", url, *SELECTORS, "--website")
-    assert code == 1 and "give one or the other" in err
+    for command in (("source", "add"), ("inspect",)):
+        code, _, err = run_cli(capsys, *command, url, *SELECTORS, "--website")
+        assert code == 1 and "give one or the other" in err
     assert storage.sources.all() == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from starfeed.cli.common import add_selector_options, clip, count, selectors_of
+from starfeed.cli.common import CliError, add_selector_options, clip, count, selectors_of
 from starfeed.deployment import fetch_settings
 
 
@@ -29,6 +29,8 @@ def _inspect(args) -> int:
     from starfeed.inspect import entry_lines, inspect, summary_lines
 
     selectors = selectors_of(args)
+    if selectors is not None and args.website:
+        raise CliError("--website reads a page's main article, --items its list: give one or the other")
     # Selectors are tried on every item they find, whatever its date.
     inspection = inspect(args.target, fetch_settings(args.stack), website=args.website,
                          unfiltered=args.all or selectors is not None, backfill=args.backfill, selectors=selectors)
