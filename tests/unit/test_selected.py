@@ -92,10 +92,10 @@ def test_a_page_of_many_items_gives_the_first_max_items_and_says_so():
 @pytest.mark.parametrize(("body", "error"), [
     (b"", "not an HTML page: nothing for the selectors to read"),
     (b"   ", "not an HTML page: nothing for the selectors to read"),
-    (page("<li>Nothing to link</li>"), "no titles: the title selector 'a' found nothing in any of the 1 item"),
+    (page("<li>Nothing to link</li>"), "no titles: the title selector 'a' found nothing in the page's only item"),
     (page('<li><a href="javascript:go()">Go</a></li><li><a href="ftp://x.example/f">F</a></li>'),
      "no links: the link selector 'a' found no http(s) link in any of the 2 items"),
-    (page('<li><a href="/1"> </a></li>'), "no titles: the title selector 'a' found no text in any of the 1 item"),
+    (page('<li><a href="/1"> </a></li>'), "no titles: the title selector 'a' found no text in the page's only item"),
 ])
 def test_a_page_the_selectors_cannot_read_is_an_error_not_an_empty_list(body, error):
     assert read_page(body, "https://list.example/", "text/html", LIST, 1000).error == error

@@ -216,12 +216,12 @@ def set_selectors(storage: Storage, source_id: str, changes: dict[str, str | Non
     once with them first, and they are refused when one finds nothing. The page is read again
     whole at the next scheduler run: its validators are cleared, so the same bytes are not taken
     for an unchanged page."""
+    from starfeed.parse.selected import selectors_problem
+
     source = _existing(storage, source_id)
     if source.selectors is None:
         raise Refused(f"{source_id} is not a page read by selectors: remove it and subscribe again with "
                       "`starfeed source add URL --items SEL --title SEL --link SEL`")
-    from starfeed.parse.selected import selectors_problem
-
     selectors = replace(source.selectors, **{role: (value or None) if role in ("date", "summary") else value
                                              for role, value in changes.items() if value is not None})
     if problem := selectors_problem(selectors):

@@ -114,17 +114,17 @@ def read_page(body: bytes, url: str, content_type: str | None, selectors: Select
         items = items[:max_items]
     found: dict[str, list[list[Any]]] = {}
     for role, selector in given(selectors)[1:]:  # within each item
-        found[role] = [_compiled(selector)(item) for item in items]
+        select = _compiled(selector)
+        found[role] = [select(item) for item in items]
         if not any(found[role]):
-            page.error = (f"{NONE_FOUND[role]}: the {role} selector {_quoted(selector)} found nothing in any of the "
-                          f"{_count(len(items), 'item')}")
+            page.error = f"{NONE_FOUND[role]}: the {role} selector {_quoted(selector)} found nothing {_in(items)}"
             return page
     titles = [_first_text(matches) for matches in found["title"]]
     links = [_first_link(matches, base) for matches in found["link"]]
     for role, values, what in (("title", titles, "text"), ("link", links, "http(s) link")):
         if not any(values):
             page.error = (f"{NONE_FOUND[role]}: the {role} selector {_quoted(getattr(selectors, role))} found no "
-                          f"{what} in any of the {_count(len(items), 'item')}")
+                          f"{what} {_in(items)}")
             return page
         if missing := sum(not value for value in values):
             page.warnings.append(f"{missing} of {_count(len(items), 'item')} left out: the {role} selector "
@@ -145,6 +145,10 @@ def read_page(body: bytes, url: str, content_type: str | None, selectors: Select
 
 def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def _in(items: list[Any]) -> str:
+    return "in the page's only item" if len(items) == 1 else f"in any of the {len(items):,} items"
 
 
 def _document(body: bytes, content_type: str | None) -> Any:  # an lxml document, or None
