@@ -11,6 +11,7 @@ import jsonschema
 from lxml import etree
 
 from starfeed.parse.normalize import rfc3339
+from starfeed.sources import add_source
 
 from conftest import body_of, http_get, row_of, run_cli, shared_corpus
 from origin import Reply
@@ -147,6 +148,10 @@ def test_a_page_read_by_selectors_is_tried_subscribed_served_and_says_which_sele
     source = storage.sources.get(source_id)
     assert (source.status, source.last_error, source.selectors.title) == ("ok", None, "h3")
     assert source.entry_count == 4  # the same posts: nothing new, nothing lost
+    # An empty optional selector removes it; the others stay.
+    code, out, err = run_cli(capsys, "source", "set", source_id, "--summary", "", "--no-check")
+    assert code == 0, err
+    assert storage.sources.get(source_id).selectors.summary is None and "--summary" not in out
 
 
 def test_source_add_refuses_selectors_that_cannot_read_the_page(stack, storage, origin, capsys):
@@ -160,3 +165,7 @@ def test_source_add_refuses_selectors_that_cannot_read_the_page(stack, storage, 
         code, _, err = run_cli(capsys, *command, url, *SELECTORS, "--website")
         assert code == 1 and "give one or the other" in err
     assert storage.sources.all() == []
+    # A feed is not read by selectors: it has none to change.
+    feed = add_source(storage, url, time.time())[0]
+    code, _, err = run_cli(capsys, "source", "set", feed.source_id, "--title", "h2")
+    assert code == 1 and f"{feed.source_id} is not a page read by selectors" in err
