@@ -105,7 +105,11 @@ def read_page(body: bytes, url: str, content_type: str | None, selectors: Select
         return SelectedPage(error="not an HTML page: nothing for the selectors to read")
     base = web_link(str((document.xpath("//base/@href") or [url])[0]), url) or url
     page = SelectedPage(title=_page_title(document), base=base)
-    items = _compiled(selectors.items)(document)
+    # An item inside another is part of it: items are disjoint, so each selector below reads the
+    # page once at most, however deep a hostile page nests them.
+    found_items = _compiled(selectors.items)(document)
+    outer = set(found_items)
+    items = [item for item in found_items if not any(a in outer for a in item.iterancestors())]
     if not items:
         page.error = f"no items: the items selector {_quoted(selectors.items)} found nothing on the page"
         return page
