@@ -7,8 +7,9 @@ The inputs: a representative selection of ../shared/corpora/real-feeds (podcasts
 relative links, in-page anchors, non-URI and invalid ids, IRIs, feed-level authors, JSON Feeds,
 non-UTF-8, undated items) each as its own feed and all of them as the aggregate and as a
 collection; the demo origin's feeds; a GitHub stars collection; the golden inputs of
-tests/data/render; and, in one batch, every real feed as its own feed. Warnings are allowed only
-of the kinds below, each for a reason that lies in the source's own data.
+tests/data/render; the pages of tests/data/selected read by their CSS selectors; and, in one
+batch, every real feed as its own feed. Warnings are allowed only of the kinds below, each for a
+reason that lies in the source's own data.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ import jsonschema
 import pytest
 
 from starfeed.kinds.github_user import new_account
+from starfeed.kinds.registry import kind_of
 from starfeed.local import demo
-from starfeed.model import Entry, Source
+from starfeed.model import Entry, Selectors, Source
 from starfeed.parse.github import star_entry, stars_of
-from starfeed.parse.ingest import ingest, read_feed
+from starfeed.parse.ingest import ingest, read_feed, read_selected
 from starfeed.render import choose, clean
 from starfeed.render.feeds import FeedMeta, render
 from starfeed.render.pages import github_meta, mixed
@@ -131,7 +133,8 @@ def own_feed(source: Source, entries: list[Entry], fmt: str) -> tuple[bytes, str
     meta = FeedMeta(f"s/{source.source_id}/feed", clean.shown(source).title, f"Entries from {source.url}",
                     clean.link(source.site_url) or f"{BASE}/s/{source.source_id}/feed", BASE,
                     language=source.language,
-                    origins={source.source_id: clean.origin(source, subscribable=True, site=source.site_url)})
+                    origins={source.source_id: clean.origin(source, subscribable=kind_of(source).subscribable,
+                                                            site=source.site_url)})
     return render(fmt, meta, choose.newest_first(entries)[:LIMIT], NOW), meta.self_url(fmt)
 
 
@@ -210,6 +213,25 @@ def golden_inputs() -> dict[str, tuple[Source, list[Entry]]]:
             for path in sorted(data.iterdir()) if ".expected." not in path.name}
 
 
+def selected_pages() -> dict[str, tuple[Source, list[Entry]]]:
+    """The pages of tests/data/selected that their selectors read, each as its source's entries."""
+    data = Path(__file__).resolve().parent.parent / "data" / "selected"
+    pages = {}
+    for path in sorted(data.glob("*.expected.json")):
+        case = json.loads(path.read_text())
+        if case["error"]:
+            continue
+        name = path.name.removesuffix(".expected.json")
+        source = Source(source_id=f"page-{name}", url=case["url"], kind="selectors", created_at=0,
+                        last_success_at=1.0, selectors=Selectors(**case["selectors"]))
+        result = ingest(read_selected, path.with_name(f"{name}.html").read_bytes(), source.url,
+                        case["content_type"], source, NOW, SETTINGS)
+        assert result.error is None, (name, result.error)
+        source.title, source.site_url = result.title, result.link
+        pages[name] = source, result.entries
+    return pages
+
+
 def documents() -> dict[str, tuple[bytes, str]]:
     """Every document under test, by a name that says what it is."""
     out: dict[str, tuple[bytes, str]] = {}
@@ -217,6 +239,7 @@ def documents() -> dict[str, tuple[bytes, str]]:
     demo_sources, demo_entries = demo_feeds()
     star_sources, star_entries = github_stars()
     goldens = golden_inputs()
+    pages = selected_pages()
     for fmt in ("rss", "atom", "json"):
         everything = {**real_sources, **demo_sources, **star_sources}
         out[f"aggregate.{fmt}"] = mixed_feed(FeedMeta("feed", "starfeed", "Everything starfeed follows",
@@ -241,6 +264,8 @@ def documents() -> dict[str, tuple[bytes, str]]:
         for name, (source, entries) in goldens.items():
             out[f"golden-{name}.{fmt}"] = own_feed(source, entries, fmt)
         out[f"dated-in-the-future.{fmt}"] = own_feed(*dated_in_the_future(), fmt)
+        for name, (source, entries) in pages.items():
+            out[f"selected-{name}.{fmt}"] = own_feed(source, entries, fmt)
     return out
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from starfeed.kinds.base import DocumentKind, GitHubKind, SourceKind
-from starfeed.kinds.registry import FEED, KINDS, WEBSITE, kind_of
+from starfeed.kinds.registry import FEED, KINDS, SELECTORS, WEBSITE, kind_of
 from starfeed.model import GitHubAccount, Source, Status
 
 PACKAGE = Path(__file__).resolve().parents[2] / "layers" / "starfeed" / "starfeed"
@@ -49,9 +49,9 @@ def test_the_finder_finds_a_comparison():
 
 
 def test_every_kind_is_registered_once_under_its_own_name():
-    assert sorted(KINDS) == ["feed", "github-following", "github-timeline", "github-user", "website"]
+    assert sorted(KINDS) == ["feed", "github-following", "github-timeline", "github-user", "selectors", "website"]
     assert all(isinstance(kind, SourceKind) and name == kind.name for name, kind in KINDS.items())
-    assert {name for name, kind in KINDS.items() if isinstance(kind, DocumentKind)} == {"feed", "website"}
+    assert {name for name, kind in KINDS.items() if isinstance(kind, DocumentKind)} == {"feed", "website", "selectors"}
     assert all(isinstance(kind, (DocumentKind, GitHubKind)) for kind in KINDS.values())  # each can fetch
 
 
@@ -67,6 +67,7 @@ def source(kind: str, **fields) -> Source:
 @pytest.mark.parametrize(("kind", "publishes", "paced", "targets"), [
     ("feed", True, True, ["feed", "s/s1/feed", "c/news/feed"]),
     ("website", True, True, ["feed", "s/s1/feed", "c/news/feed"]),
+    ("selectors", True, True, ["feed", "s/s1/feed", "c/news/feed"]),
     ("github-user", True, False, ["feed", "s/s1/feed", "c/news/feed"]),
     ("github-following", False, False, []),
     ("github-timeline", False, False, []),
@@ -86,6 +87,9 @@ def test_how_each_kind_is_listed_and_subscribed_to():
     page = source("website", title="Page")
     assert WEBSITE.subscription(page, base).xml_url == "https://feeds.test/s/s1/feed.xml"
     assert WEBSITE.subscription(source("website", status=Status.NEW), base) is None  # not built yet
+    # A page read by selectors is crawled as a website page is, and subscribed to through our feed of it.
+    assert SELECTORS.crawled and SELECTORS.reader == "read_selected"
+    assert SELECTORS.subscription(source("selectors", title="List"), base).xml_url == "https://feeds.test/s/s1/feed.xml"
     account = source("github-user", title="dana", github=GitHubAccount(login="dana", tier="high"))
     github_user = KINDS["github-user"]
     assert github_user.label(account) == "dana (GitHub stars)" and github_user.tier(account) == "high"
@@ -94,5 +98,5 @@ def test_how_each_kind_is_listed_and_subscribed_to():
     for helper in ("github-following", "github-timeline"):
         assert KINDS[helper].subscription(source(helper), base) is None and KINDS[helper].tier(source(helper)) == "-"
     # Ordered for `source list`: news sources, then GitHub's helpers, then its accounts.
-    assert [KINDS[k].list_group for k in ("feed", "website", "github-following", "github-timeline", "github-user")] \
-        == [0, 0, 1, 1, 2]
+    assert [KINDS[k].list_group for k in ("feed", "website", "selectors", "github-following", "github-timeline",
+                                          "github-user")] == [0, 0, 0, 1, 1, 2]

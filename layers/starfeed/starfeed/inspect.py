@@ -12,9 +12,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from starfeed.fetch.http import FetchResult, fetch
-from starfeed.kinds.registry import FEED, WEBSITE
-from starfeed.model import Source, source_id_for
+from starfeed.kinds.registry import FEED, SELECTORS, WEBSITE
+from starfeed.model import Selectors, Source, source_id_for
 from starfeed.parse.ingest import Ingested, ingest
+from starfeed.parse.selected import selectors_problem
 from starfeed.settings import Settings
 
 FILE_TYPES = {".atom": "application/atom+xml", ".rss": "application/rss+xml",
@@ -37,22 +38,25 @@ class Inspection:
 
 
 def inspect(target: str, settings: Settings, *, website: bool = False, unfiltered: bool = False,
-            now: float | None = None, backfill: int = 0) -> Inspection:
+            now: float | None = None, backfill: int = 0, selectors: Selectors | None = None) -> Inspection:
     """As for a new source; unfiltered keeps every parsed entry (no age or domain filters).
     backfill: the new source's --backfill, so the counts are those of its first fetch. A target
-    without "://" is a file; a missing one is reported as such."""
+    without "://" is a file; a missing one is reported as such. selectors: a page read by them
+    (selectors that cannot be used are refused before anything is fetched)."""
     now = time.time() if now is None else now
+    if selectors is not None and (problem := selectors_problem(selectors)):
+        return Inspection(target, Ingested(error=problem))
     if target.startswith("file://"):
         target = unquote(urlsplit(target).path)
     if "://" not in target:
         return inspect_file(target, settings, website=website, unfiltered=unfiltered, now=now,
-                            backfill=backfill)
+                            backfill=backfill, selectors=selectors)
     return inspect_fetched(target, fetch(target, settings), settings, website=website,
-                           unfiltered=unfiltered, now=now, backfill=backfill)
+                           unfiltered=unfiltered, now=now, backfill=backfill, selectors=selectors)
 
 
 def inspect_file(target: str, settings: Settings, *, website: bool = False, unfiltered: bool = False,
-                 now: float | None = None, backfill: int = 0) -> Inspection:
+                 now: float | None = None, backfill: int = 0, selectors: Selectors | None = None) -> Inspection:
     path = Path(target).expanduser()
     try:
         body = path.read_bytes()
@@ -65,7 +69,7 @@ def inspect_file(target: str, settings: Settings, *, website: bool = False, unfi
         return Inspection(target, Ingested(error=f"cannot read this file: {exc.strerror or exc}"))
     content_type = FILE_TYPES.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0]
     return _ingest(target, body, path.resolve().as_uri(), content_type, settings, website=website,
-                   unfiltered=unfiltered, now=now, backfill=backfill)
+                   unfiltered=unfiltered, now=now, backfill=backfill, selectors=selectors)
 
 
 def _looks_like_a_host(target: str) -> bool:
@@ -80,7 +84,8 @@ _FILE_SUFFIXES = {*FILE_TYPES, ".opml", ".txt", ".html", ".htm", ".rdf"}
 
 
 def inspect_fetched(target: str, result: FetchResult, settings: Settings, *, website: bool = False,
-                    unfiltered: bool = False, now: float | None = None, backfill: int = 0) -> Inspection:
+                    unfiltered: bool = False, now: float | None = None, backfill: int = 0,
+                    selectors: Selectors | None = None) -> Inspection:
     """What a fetch's response holds, as for a new source (the CLI fetches once to check a URL
     and to discover the feeds of an HTML page)."""
     if result.error:
@@ -90,18 +95,20 @@ def inspect_fetched(target: str, result: FetchResult, settings: Settings, *, web
                           result.status, result.elapsed)
     warnings = [f"redirected to {result.url}"] if result.url != target else []
     inspection = _ingest(target, result.body, result.url, result.headers.get("Content-Type"), settings,
-                         website=website, unfiltered=unfiltered, now=now, backfill=backfill)
+                         website=website, unfiltered=unfiltered, now=now, backfill=backfill, selectors=selectors)
     inspection.http_status, inspection.fetch_seconds = result.status, result.elapsed
     inspection.warnings[:0] = warnings
     return inspection
 
 
 def _ingest(target: str, body: bytes, url: str, content_type: str | None, settings: Settings, *,
-            website: bool, unfiltered: bool, now: float | None, backfill: int) -> Inspection:
+            website: bool, unfiltered: bool, now: float | None, backfill: int,
+            selectors: Selectors | None = None) -> Inspection:
     now = time.time() if now is None else now
     # As for a new source: created now, never polled, with the default settings.
-    kind = WEBSITE if website else FEED
-    source = Source(source_id=source_id_for(target), url=url, created_at=now, kind=kind.name, backfill=backfill)
+    kind = SELECTORS if selectors else WEBSITE if website else FEED
+    source = Source(source_id=source_id_for(target), url=url, created_at=now, kind=kind.name, backfill=backfill,
+                    selectors=selectors)
     if unfiltered:
         source.created_at, source.last_success_at = 0.0, now
         settings = replace(settings, max_article_age_days=10 ** 6)
@@ -137,7 +144,8 @@ def summary_lines(inspection: Inspection) -> list[str]:
 FORMAT_NAMES = {"rss20": "RSS 2.0", "rss10": "RSS 1.0", "rss090": "RSS 0.90", "rss091u": "RSS 0.91",
                 "rss091n": "RSS 0.91", "rss092": "RSS 0.92", "rss093": "RSS 0.93", "rss094": "RSS 0.94",
                 "atom10": "Atom 1.0", "atom03": "Atom 0.3", "json10": "JSON Feed 1.0",
-                "json11": "JSON Feed 1.1", "cdf": "CDF", "html": "web page"}
+                "json11": "JSON Feed 1.1", "cdf": "CDF", "html": "web page",
+                "selectors": "web page read by selectors"}
 # Which rule left an entry out, by the reason parse/filters.py gives.
 _FILTERS = (("published before you subscribed", "the first-fetch filter"),
             ("older than", "the age filter"),

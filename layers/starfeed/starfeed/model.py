@@ -219,6 +219,19 @@ class TimelineState:
 
 
 @dataclass
+class Selectors:
+    """How a page without a feed is read (kind selectors): CSS selectors for its items, and,
+    within each item, for its title, link and, if given, date and summary
+    (docs/design.md#selectors)."""
+
+    items: str = ""
+    title: str = ""
+    link: str = ""
+    date: str | None = None
+    summary: str | None = None
+
+
+@dataclass
 class Source:
     source_id: str = field(metadata=SET_BY_HAND)
     url: str
@@ -293,6 +306,8 @@ class Source:
     # Kind-specific state: a followed GitHub account's, and the GitHub timeline's.
     github: GitHubAccount | None = None
     timeline: TimelineState | None = None
+    # A page read by CSS selectors: how it is read, as a person set it (`source add URL --items ...`).
+    selectors: Selectors | None = by_hand()
 
     @property
     def host(self) -> str:

@@ -10,15 +10,15 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from starfeed.fetch.http import fetch
 from starfeed.fetch.stage import describe
 from starfeed.inspect import Inspection, inspect_fetched
 from starfeed.kinds.github import timeline_stopped
 from starfeed.kinds.github_following import new_following
-from starfeed.kinds.registry import FEED, WEBSITE, kind_of
-from starfeed.model import Source, host_key_of
+from starfeed.kinds.registry import FEED, SELECTORS, WEBSITE, kind_of
+from starfeed.model import Selectors, Source, host_key_of
 from starfeed.parse.html import FeedLink, discover_feeds, looks_like_html
 from starfeed.render import SOURCES_SUMMARY
 from starfeed.settings import Settings
@@ -43,14 +43,17 @@ class Checked:
     picked_first: bool = False  # the page announces several and none was picked
 
 
-def check(url: str, settings: Settings, pick: int | None, *, website: bool = False, backfill: int = 0) -> Checked:
-    """An HTML page gives the feed it announces (pick: the Nth; 0: only list them). A URL that
-    cannot be read is refused."""
-    if website:  # a page starfeed will crawl: its robots.txt decides before it is fetched
+def check(url: str, settings: Settings, pick: int | None, *, website: bool = False, backfill: int = 0,
+          selectors: Selectors | None = None) -> Checked:
+    """An HTML page gives the feed it announces (pick: the Nth; 0: only list them), unless it is
+    followed as a website or read by selectors. A URL that cannot be read is refused, and so is a
+    page where a selector finds nothing."""
+    crawled = website or selectors is not None
+    if crawled:  # a page starfeed will crawl: its robots.txt decides before it is fetched
         _robots_allow(url, settings)
     result = fetch(url, settings)
     feeds, picked_first = [], False
-    if not website and not result.error and looks_like_html(result.body, result.headers.get("Content-Type")):
+    if not crawled and not result.error and looks_like_html(result.body, result.headers.get("Content-Type")):
         _robots_allow(result.url, settings)  # its links are crawled only where robots.txt allows
         feeds = discover_feeds(result.body, result.url)
         if not feeds:
@@ -64,7 +67,7 @@ def check(url: str, settings: Settings, pick: int | None, *, website: bool = Fal
             raise Refused(f"--pick {pick}: the page announces {len(feeds)} feed(s)")
         url = feeds[index].url
         result = fetch(url, settings)
-    inspection = inspect_fetched(url, result, settings, website=website, backfill=backfill)
+    inspection = inspect_fetched(url, result, settings, website=website, backfill=backfill, selectors=selectors)
     if inspection.error:
         raise Refused(f"{url}: {unsubscribed(inspection.error)}; not subscribed (fix the URL, or add --no-check "
                       "to subscribe anyway: the fetcher then retries it on its schedule)")
@@ -86,32 +89,37 @@ class Subscription:
 def subscribe_url(storage: Storage, url: str, now: float, *, collections: list[str] | None = None,
                   backfill: int = 0, website: bool = False, pick: int | None = None, no_check: bool = False,
                   enforce_domain: bool = False, no_root_domain: bool = False,
-                  deframe: bool = False) -> Subscription:
+                  deframe: bool = False, selectors: Selectors | None = None) -> Subscription:
     """Subscribe as a person would: a URL starfeed cannot take is refused before any fetch; one
     subscribed already is found (and restored if it was removed); else it is fetched once (an HTML
     page gives the feed it announces, the Nth with pick; pick 0 only lists them) and subscribed,
-    due now. Raises Refused with the reason."""
-    kind = (WEBSITE if website else FEED).name
+    due now. selectors: a page read by them (docs/design.md#selectors). Raises Refused with the reason."""
+    if website and selectors is not None:
+        raise Refused("--website follows a page's main article, --items reads its list: give one or the other")
+    kind = (SELECTORS if selectors is not None else WEBSITE if website else FEED).name
     try:
-        url = new_source(url, 0, collections, kind=kind, backfill=backfill, no_root_domain=True).url
+        url = new_source(url, 0, collections, kind=kind, backfill=backfill, no_root_domain=True,
+                         selectors=selectors).url
     except BadSource as exc:
         raise Refused(str(exc)) from None
     base = storage.settings.public_url.rstrip("/")
     if base and (url == base or url.startswith(base + "/")):
         raise Refused(f"{url} is this starfeed's own URL: subscribing would feed starfeed its own entries")
     asked = {"collections": collections or [], "website": website, "backfill": backfill,
-             "enforce_domain": enforce_domain, "no_root_domain": no_root_domain, "deframe": deframe}
+             "enforce_domain": enforce_domain, "no_root_domain": no_root_domain, "deframe": deframe,
+             "selectors": selectors}
     if (existing := subscribed(storage, [url]).get(url)) is not None:
         return _found(storage, existing, now, asked)
     checked = None
     if not no_check:
-        checked = check(url, storage.settings, pick, website=website, backfill=backfill)
+        checked = check(url, storage.settings, pick, website=website, backfill=backfill, selectors=selectors)
         if checked.inspection is None:
             return Subscription("listed", None, checked)
         url = checked.url
     try:
         source, created = add_source(storage, url, now, collections, kind=kind, enforce_feed_domain=enforce_domain,
-                                     backfill=backfill, no_root_domain=no_root_domain, deframe=deframe)
+                                     backfill=backfill, no_root_domain=no_root_domain, deframe=deframe,
+                                     selectors=selectors)
     except BadSource as exc:
         raise Refused(str(exc)) from None
     if not created:
@@ -139,6 +147,9 @@ def _found(storage: Storage, source: Source, now: float, asked: dict, checked: C
             request_renders(storage, kind_of(source).targets(source))
     kept = {"deframe": (asked.get("deframe") and not source.deframe, "`starfeed source deframe ID on`"),
             "website": (asked.get("website") and not kind_of(source).crawled, "remove it and subscribe again"),
+            "selectors": (asked.get("selectors") not in (None, source.selectors),
+                          "`starfeed source set ID --items SEL ...`" if source.selectors else
+                          "remove it and subscribe again"),
             "enforce_domain": (asked.get("enforce_domain") and not source.enforce_feed_domain, "not changeable"),
             "backfill": (asked.get("backfill", 0) > 0, "only a first fetch backfills"),
             "no_root_domain": (asked.get("no_root_domain") and source.root_domain is not None,
@@ -196,6 +207,40 @@ def set_field(storage: Storage, source_id: str, name: str, value) -> int:
         timeline_stopped(storage, source, time.time())
     _rerender(storage, source)
     return resume_analysis(storage, source)
+
+
+def set_selectors(storage: Storage, source_id: str, changes: dict[str, str | None], now: float, *,
+                  no_check: bool = False) -> tuple[Source, Checked | None]:
+    """Change how a page read by selectors is read (docs/design.md#selectors): the selectors named
+    in changes (an empty date or summary selector: none). Unless no_check, the page is fetched
+    once with them first, and they are refused when one finds nothing. The page is read again
+    whole at the next scheduler run: its validators are cleared, so the same bytes are not taken
+    for an unchanged page."""
+    from starfeed.parse.selected import selectors_problem
+
+    source = _existing(storage, source_id)
+    if source.selectors is None:
+        raise Refused(f"{source_id} is not a page read by selectors: remove it and subscribe again with "
+                      "`starfeed source add URL --items SEL --title SEL --link SEL`")
+    selectors = replace(source.selectors, **{role: (value or None) if role in ("date", "summary") else value
+                                             for role, value in changes.items() if value is not None})
+    if problem := selectors_problem(selectors):
+        raise Refused(problem)
+    checked = None
+    if not no_check:
+        _robots_allow(source.url, storage.settings)
+        inspection = inspect_fetched(source.url, fetch(source.url, storage.settings), storage.settings,
+                                     selectors=selectors)
+        if inspection.error:
+            raise Refused(f"{source.url}: {unsubscribed(inspection.error)}; the selectors stay as they were "
+                          "(--no-check changes them without reading the page)")
+        checked = Checked(source.url, inspection)
+    fresh = {"selectors": selectors, "etag": None, "last_modified": None, "body_sha256": None,
+             "body_stored_at": None, "next_check_at": now, "locked_until": None}
+    if not storage.sources.change(source_id, fresh):
+        raise Refused(f"no source with id {source_id}: see `starfeed source list`")
+    source.selectors = selectors
+    return source, checked
 
 
 def resume_analysis(storage: Storage, source: Source | None) -> int:

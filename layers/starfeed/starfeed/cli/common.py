@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from starfeed import deployment
+from starfeed.model import Selectors
 from starfeed.store import Storage
 
 
@@ -22,6 +23,31 @@ def connect(stack_name: str | None) -> Storage:
         if not stack_name:
             raise
         raise CliError(f"cannot read the stack {stack_name}: {describe(exc)}") from None
+
+
+SELECTOR_OPTIONS = (
+    ("items", "the CSS selector of the page's items, one entry each"),
+    ("title", "within an item, the CSS selector of its title"),
+    ("link", "within an item, the CSS selector of its link: the element's href, else the first link inside it"),
+    ("date", "within an item, the CSS selector of its date (a <time>'s datetime, else the text; a date not "
+             "understood leaves the entry undated)"),
+    ("summary", "within an item, the CSS selector of its summary"))
+
+
+def add_selector_options(parser: argparse.ArgumentParser, description: str) -> None:
+    """--items, --title, --link, --date and --summary: a page without a feed read by CSS selectors
+    (docs/design.md#selectors)."""
+    group = parser.add_argument_group("a page without a feed, read by CSS selectors", description)
+    for role, text in SELECTOR_OPTIONS:
+        group.add_argument(f"--{role}", metavar="SEL", help=text)
+
+
+def selectors_of(args: argparse.Namespace) -> Selectors | None:
+    """The selectors given (None: none); one missing is for the caller to refuse, with the reason."""
+    if all(getattr(args, role) is None for role, _ in SELECTOR_OPTIONS):
+        return None
+    return Selectors(items=args.items or "", title=args.title or "", link=args.link or "",
+                     date=args.date or None, summary=args.summary or None)
 
 
 def describe(exc: Exception) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from starfeed.cli.common import clip, count
+from starfeed.cli.common import CliError, add_selector_options, clip, count, selectors_of
 from starfeed.deployment import fetch_settings
 
 
@@ -19,14 +19,21 @@ def add_commands(commands) -> None:
                          help="every parsed entry, without the filters a new source applies")
     inspect.add_argument("--backfill", type=count, default=0, metavar="N",
                          help="as for a new source added with --backfill N")
+    add_selector_options(inspect, "Read the page as `source add URL --items SEL ...` would, to try the "
+                         "selectors before subscribing: every item they find is listed (a new "
+                         "subscription's first fetch keeps only those published after it).")
     inspect.set_defaults(action=_inspect)
 
 
 def _inspect(args) -> int:
     from starfeed.inspect import entry_lines, inspect, summary_lines
 
+    selectors = selectors_of(args)
+    if selectors is not None and args.website:
+        raise CliError("--website reads a page's main article, --items its list: give one or the other")
+    # Selectors are tried on every item they find, whatever its date.
     inspection = inspect(args.target, fetch_settings(args.stack), website=args.website,
-                         unfiltered=args.all, backfill=args.backfill)
+                         unfiltered=args.all or selectors is not None, backfill=args.backfill, selectors=selectors)
     if inspection.error:
         print(f"starfeed: {args.target}: {inspection.error}", file=sys.stderr)
         return 1

@@ -1,16 +1,28 @@
-"""starfeed source add | list | show | sync | enable | disable | polling | policy | deframe | prompt |
+"""starfeed source add | list | show | set | sync | enable | disable | polling | policy | deframe | prompt |
 remove | restore | purge."""
 
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from starfeed import subscribe
-from starfeed.cli.common import CliError, ago, clip, connect, count, span, until
+from starfeed.cli.common import (
+    SELECTOR_OPTIONS,
+    CliError,
+    add_selector_options,
+    ago,
+    clip,
+    connect,
+    count,
+    selectors_of,
+    span,
+    until,
+)
 from starfeed.enrich.analysis import prompt_for
 from starfeed.fetch.stage import STAGES
 from starfeed.kinds.github import announced, live_timelines
@@ -49,6 +61,9 @@ def add_commands(commands) -> None:
     add.add_argument("--deframe", action="store_true",
                      help="analyze each new entry: a deframed title, a neutral summary, the "
                           "facts and a framing score, served in its feeds")
+    add_selector_options(add, "Subscribe to a page that publishes no feed: each item the --items selector "
+                         "finds is an entry, with what --title, --link and, if given, --date and --summary "
+                         "find inside it. `starfeed inspect URL --items SEL ...` tries them first.")
     add.set_defaults(action=_add)
     listing = source.add_parser("list", help="every source: state, polling, next check, entries, root "
                                 "domain (100 columns); removed sources with --deleted")
@@ -63,6 +78,12 @@ def add_commands(commands) -> None:
     listing.set_defaults(action=_list)
     _on_one_source(source, "show", _show, "everything about one source: its full last error, "
                    "what the filters dropped, its recent fetches")
+    selectors = _on_one_source(source, "set", _set_selectors, "change the CSS selectors a page without a feed "
+                               "is read by (checked on the page first)")
+    add_selector_options(selectors, "Only the selectors given change; an empty --date or --summary removes "
+                         "it. The page is read once with them first, and they are refused when one finds "
+                         "nothing; its next fetch reads it whole.")
+    selectors.add_argument("--no-check", action="store_true", help="change them without reading the page")
     _on_one_source(source, "sync", _sync, "fetch now: clear the error and the lease (not when disabled)")
     for verb, text in (("enable", "fetch and serve it again"), ("disable", "stop fetching and serving it")):
         _on_one_source(source, verb, _set, text)
@@ -97,7 +118,8 @@ def _add(args) -> None:
         done = subscribe.subscribe_url(storage, args.url, time.time(), collections=args.collection,
                                        backfill=args.backfill, website=args.website, pick=args.pick,
                                        no_check=args.no_check, enforce_domain=args.enforce_domain,
-                                       no_root_domain=args.no_root_domain, deframe=args.deframe)
+                                       no_root_domain=args.no_root_domain, deframe=args.deframe,
+                                       selectors=selectors_of(args))
     except Refused as exc:
         raise CliError(str(exc)) from None
     source, checked = done.source, done.checked
@@ -339,6 +361,7 @@ def _show(args) -> None:
             f" ({ago(epoch, now) if epoch <= now else until(epoch, now)})"
 
     lines = [("id", s.source_id), ("url", s.url), ("title", s.title or "-"), ("kind", s.kind),
+             *([("selectors", selector_options(s.selectors))] if s.selectors else []),
              ("site", s.site_url or "-"), ("collections", ", ".join(s.collections) or "-"),
              ("state", _state(s)), ("status", f"{s.status}" + (f", HTTP {s.http_status}" if s.http_status else "")),
              ("last error", s.last_error or "-"), ("failures", str(s.consecutive_failures)),
@@ -423,6 +446,29 @@ def timeline_state(timeline, sources: list, now: float) -> str:
 def _tier(source) -> str:
     """Its kind's activity tier (a GitHub account's: low until three stars)."""
     return kind_of(source).tier(source)
+
+
+def _set_selectors(args) -> None:
+    changes = {role: getattr(args, role) for role, _ in SELECTOR_OPTIONS}
+    if all(value is None for value in changes.values()):
+        raise CliError("give the selectors to change: " + ", ".join(f"--{role}" for role, _ in SELECTOR_OPTIONS))
+    try:
+        source, checked = subscribe.set_selectors(connect(args.stack), args.id, changes, time.time(),
+                                                  no_check=args.no_check)
+    except Refused as exc:
+        raise CliError(str(exc)) from None
+    print(f"{source.source_id}: read by {selector_options(source.selectors)}")
+    if checked is not None:
+        from starfeed.inspect import found
+
+        print(f"found: {found(checked.inspection)}")
+    print("due now: the next scheduler run reads the page whole with them")
+
+
+def selector_options(selectors) -> str:
+    """The selectors as the options that give them, ready to paste into a command."""
+    pairs = [(role, getattr(selectors, role)) for role, _ in SELECTOR_OPTIONS]
+    return shlex.join(part for role, value in pairs if value for part in (f"--{role}", value))
 
 
 def _sync(args) -> None:

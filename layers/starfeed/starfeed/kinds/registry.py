@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-from starfeed.kinds import feed, github_following, github_timeline, github_user, website
+from starfeed.kinds import feed, github_following, github_timeline, github_user, selectors, website
 from starfeed.kinds.base import SourceKind
 from starfeed.model import Source
 
 KINDS: dict[str, SourceKind] = {kind.name: kind for kind in (
-    feed.KIND, website.KIND, github_following.KIND, github_user.KIND, github_timeline.KIND)}
-FEED, WEBSITE = feed.KIND, website.KIND  # what `source add` subscribes to, with or without --website
+    feed.KIND, website.KIND, selectors.KIND, github_following.KIND, github_user.KIND, github_timeline.KIND)}
+# What `source add` subscribes to: a feed, a page's article (--website), a page's items (--items ...).
+FEED, WEBSITE, SELECTORS = feed.KIND, website.KIND, selectors.KIND
 
 
 def kind_of(source: Source) -> SourceKind:

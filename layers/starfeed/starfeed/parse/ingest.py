@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 
 from starfeed.model import Entry, Source
 from starfeed.parse.feed import parse_feed
-from starfeed.parse.filters import filter_entries, history_entries
+from starfeed.parse.filters import Filtered, filter_entries, history_entries
 from starfeed.parse.fit import TITLE_CHARS, fit_entry
 from starfeed.parse.html import discover_feeds, extract_article, looks_like_html
 from starfeed.parse.normalize import normalize_entries, parse_date, rfc3339, struct_to_rfc3339, web_link
+from starfeed.parse.selected import read_page
 from starfeed.parse.text import clean_html, clean_text, clip, language_tag, plain_text, utf8_size
 from starfeed.settings import Settings
 from starfeed.urlpolicy import redact
@@ -44,7 +45,7 @@ class Ingested:
     older: str | None = None  # RFC 5005: the archive document of older entries, absolute http(s)
 
 
-# How a kind of source reads a document (starfeed.kinds): read_feed, read_website.
+# How a kind of source reads a document (starfeed.kinds): read_feed, read_website, read_selected.
 Reader = Callable[[bytes, str, "str | None", Source, float, Settings, bool], "Ingested"]
 
 
@@ -78,9 +79,7 @@ def read_feed(body: bytes, url: str, content_type: str | None, source: Source, n
             return Ingested(error=f"an HTML page, not a feed{hint}")
         return Ingested(error=parsed.error, warnings=parsed.warnings)
     entries = normalize_entries(parsed.entries, source.source_id, url, now, settings, parsed.authors)
-    filtered = (history_entries(entries, source, now, settings.max_article_age_days, settings.future_skew)
-                if history else
-                filter_entries(entries, source, now, settings.max_article_age_days, settings.future_skew))
+    filtered = _filtered(entries, source, now, settings, history)
     warnings = list(parsed.warnings)
     return Ingested(format=parsed.format, title=clip(clean_text(parsed.title), TITLE_CHARS),
                     link=_channel_link(parsed.link, url, settings, warnings),
@@ -108,6 +107,13 @@ def _publications(entries: list[Entry], now: float) -> tuple[float, ...]:
     return tuple(sorted(t for t in times if t <= now))
 
 
+def _filtered(entries: list[Entry], source: Source, now: float, settings: Settings, history: bool) -> Filtered:
+    """What a source keeps of a document's entries: an archive document's whatever their dates."""
+    if history:
+        return history_entries(entries, source, now, settings.max_article_age_days, settings.future_skew)
+    return filter_entries(entries, source, now, settings.max_article_age_days, settings.future_skew)
+
+
 def read_website(body: bytes, url: str, content_type: str | None, source: Source, now: float,
                  settings: Settings, history: bool = False) -> Ingested:
     """A web page's main article, an entry when its text is new (a page has no history)."""
@@ -126,3 +132,20 @@ def read_website(body: bytes, url: str, content_type: str | None, source: Source
                               settings.future_skew)
     return Ingested(format="html", title=clip(clean_text(article.title), TITLE_CHARS), link=web_link(url),
                     parsed_count=1, entries=filtered.kept, dropped=filtered.dropped, left_out=filtered.left_out)
+
+
+def read_selected(body: bytes, url: str, content_type: str | None, source: Source, now: float,
+                  settings: Settings, history: bool = False) -> Ingested:
+    """A page read by its source's CSS selectors (parse/selected.py): its items are entries,
+    normalized and filtered as a feed's are. A selector that finds nothing is the error."""
+    if source.selectors is None:
+        return Ingested(error="no selectors stored for this page: `starfeed source set ID --items SEL --title SEL "
+                              "--link SEL` gives them")
+    page = read_page(body, url, content_type, source.selectors, settings.max_items)
+    if page.error:
+        return Ingested(format="selectors", error=page.error, warnings=page.warnings)
+    entries = normalize_entries(page.entries, source.source_id, page.base, now, settings)
+    filtered = _filtered(entries, source, now, settings, history)
+    return Ingested(format="selectors", title=clip(clean_text(page.title), TITLE_CHARS), link=web_link(url),
+                    publications=_publications(entries, now), parsed_count=len(entries), entries=filtered.kept,
+                    dropped=filtered.dropped, left_out=filtered.left_out, warnings=page.warnings)
