@@ -11,7 +11,8 @@ SAM_CLI_VERSION := 1.170.0
 CHECKOV := .tools/checkov
 CHECKOV_VERSION := 3.3.30
 
-# The tests run on two workers, the cores of a developer's machine and CI's.
+# The tests run on two workers, the cores of a developer's machine and CI's; a worker that runs out
+# of tests takes some of the other's, so neither waits idle at the end.
 WORKERS ?= 2
 # The package's line coverage in `make test` may not drop below this (percent).
 COVERAGE_FLOOR := 80
@@ -26,16 +27,16 @@ run: $(VENV)/.installed
 
 # Everything, with the package's line coverage.
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest -n $(WORKERS) --cov=starfeed --cov-report=term:skip-covered \
+	$(BIN)/python -m pytest -n $(WORKERS) --dist worksteal --cov=starfeed --cov-report=term:skip-covered \
 		--cov-fail-under=$(COVERAGE_FLOOR) $(PYTEST_ARGS)
 
 # While editing: the pure and unit tests, without moto and the slow sweeps (`-m slow`).
 test-fast: $(VENV)/.installed
-	$(BIN)/python -m pytest -n $(WORKERS) -m "not slow" tests/unit $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(WORKERS) --dist worksteal -m "not slow" tests/unit $(PYTEST_ARGS)
 
 # The integration tests in a random order (its seed is printed): each starts from a stack of its own.
 test-shuffled: $(VENV)/.installed
-	$(BIN)/python -m pytest -n $(WORKERS) --random-order-bucket=global --random-order-seed=$(SEED) \
+	$(BIN)/python -m pytest -n $(WORKERS) --dist worksteal --random-order-bucket=global --random-order-seed=$(SEED) \
 		tests/integration $(PYTEST_ARGS)
 
 # ruff over the code and the tests, mypy strict over the pure core: pyproject.toml says which.
