@@ -16,8 +16,8 @@ from starfeed.cli import main
 from starfeed.cursors import encode_sort_key
 from starfeed.enrich.bedrock import BedrockAnalyzer
 from starfeed.fetch.entries import store_entries
+from starfeed.local.github_sim import Account, GitHubSim
 from starfeed.local.github_sim import Event as TimelineEvent
-from starfeed.local.github_sim import GitHubSim, population
 from starfeed.local.template import load
 from starfeed.sources import add_source
 from starfeed.store import Storage
@@ -69,7 +69,10 @@ def _logical(resource) -> tuple[str, str]:
 @pytest.fixture
 def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
     """Every function's paths, recorded."""
-    sim = GitHubSim(population(3, time.time() - 20 * 86400, time.time(), busier=20))
+    # Three followed accounts, each with a few stars of the last days: every call is made, on little data.
+    now = time.time()
+    sim = GitHubSim([Account(login, 1000 + n, [(now - (n + 2 * k + 1) * 86400, 10 * n + k) for k in range(4)])
+                     for n, login in enumerate(("ada", "grace", "linus"))])
     settings = replace(storage.settings, github_api_url=sim.url)
     for name in FUNCTIONS:
         monkeypatch.setattr(stack.functions[name].module.storage, "settings", settings)
