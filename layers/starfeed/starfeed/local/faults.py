@@ -1,6 +1,7 @@
 """Faults on purpose: a WSGI layer in front of moto that answers chosen AWS requests with the
 error AWS itself would send (throttling, S3 slow-downs), so tests see what boto3 and PynamoDB do
-with a real error response, their own retries included. Development only."""
+with a real error response, their own retries included. It also makes DynamoDB's requests atomic
+as on AWS, which moto's are not when they come at once. Development only."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ class FaultInjector:
         self._app = app
         self._faults: list[Fault] = []
         self._lock = threading.Lock()
+        self._dynamodb = threading.Lock()
 
     def inject(self, service: str, operation: str, code: str, resource: str = "", *, key: str = "") -> Fault:
         """Every matching request fails until clear()."""
@@ -50,6 +52,15 @@ class FaultInjector:
             self._faults.clear()
 
     def __call__(self, environ, start_response):
+        if environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB"):
+            # DynamoDB checks a write's condition and writes it as one step; moto does both
+            # unlocked, so two threads' conditional writes (two scheduler runs leasing one
+            # source) could both pass. One DynamoDB request at a time, as its items see them.
+            with self._dynamodb:
+                return self._serve(environ, start_response)
+        return self._serve(environ, start_response)
+
+    def _serve(self, environ, start_response):
         if not self._faults:
             return self._app(environ, start_response)
         body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
