@@ -23,12 +23,14 @@ def add_commands(commands) -> None:
 
 
 def _inspect(args) -> int:
-    from starfeed.inspect import entry_lines, inspect, summary_lines
+    from starfeed.inspect import entry_lines, failure_lines, inspect, summary_lines
 
     inspection = inspect(args.target, fetch_settings(args.stack), website=args.website,
                          unfiltered=args.all, backfill=args.backfill)
     if inspection.error:
         print(f"starfeed: {args.target}: {inspection.error}", file=sys.stderr)
+        for line in failure_lines(inspection):
+            print(line, file=sys.stderr)
         return 1
     if args.json:
         for line in entry_lines(inspection):

@@ -15,7 +15,7 @@ from starfeed.enrich.analysis import prompt_for
 from starfeed.fetch.stage import STAGES
 from starfeed.kinds.github import announced, live_timelines
 from starfeed.kinds.registry import kind_of
-from starfeed.model import Status, outcome_of
+from starfeed.model import Status, failure_words, outcome_of
 from starfeed.subscribe import Refused
 
 
@@ -198,7 +198,8 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
         if s.live and s.last_error and s.status in (Status.ERROR, Status.DEAD):
             failing.setdefault(s.last_error, []).append(s.source_id)
     if failing:
-        print("why they fail (`starfeed source show ID` for one source's history):")
+        print("why they fail (`starfeed source show ID` for one source's history, `starfeed inspect URL` for "
+              "what to try):")
         for error, ids in failing.items():
             named = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
             print(f"  {named}:")
@@ -341,7 +342,9 @@ def _show(args) -> None:
     lines = [("id", s.source_id), ("url", s.url), ("title", s.title or "-"), ("kind", s.kind),
              ("site", s.site_url or "-"), ("collections", ", ".join(s.collections) or "-"),
              ("state", _state(s)), ("status", f"{s.status}" + (f", HTTP {s.http_status}" if s.http_status else "")),
-             ("last error", s.last_error or "-"), ("failures", str(s.consecutive_failures)),
+             ("last error", s.last_error or "-"),
+             ("failure", f"{s.failure}: {failure_words(s.failure, s.last_error)}" if s.failure else "-"),
+             ("failures", str(s.consecutive_failures)),
              ("subscribed", when(s.created_at)), ("last fetch", when(s.last_fetch_at)),
              ("last success", when(s.last_success_at)),
              ("next check", when(s.next_check_at) if s.live else "- (disabled or removed)"),
@@ -367,7 +370,10 @@ def _show(args) -> None:
 
 
 def shown(fields: dict) -> dict:
-    """A source's fields as the CLI prints them: its WebSub secret and callback token never."""
+    """A source's fields as the CLI prints them, with its last failure's class and words: its
+    WebSub secret and callback token never."""
+    fields["failure_class"] = fields.get("failure")
+    fields["failure_words"] = failure_words(fields.get("failure"), fields.get("last_error"))
     fields.pop("push_secret", None)
     if fields.get("push"):
         fields["push"] = {k: v for k, v in fields["push"].items() if k != "token"}
