@@ -143,15 +143,16 @@ def entry_lines(inspection: Inspection) -> list[str]:
 
 
 def failure_lines(inspection: Inspection) -> list[str]:
-    """A failed inspection's lines after its error: the answer, the failure's class, what to try."""
+    """A failed inspection's lines after its error, for a failure a user can work around: the
+    answer, the failure's class, what to try next (none for another: its error says it all)."""
+    if not inspection.next_step:
+        return []
     lines = []
     if inspection.http_status is not None:
         lines.append(f"http:     {inspection.http_status} in {inspection.fetch_seconds or 0:.2f} s, "
                      f"{inspection.bytes:,} bytes")
-    if inspection.failure is not None:
-        lines.append(f"failure:  {inspection.failure.value}")
-    if inspection.next_step:
-        lines.append(f"next:     {inspection.next_step}")
+    lines.append(f"failure:  {inspection.failure}")
+    lines.append(f"next:     {inspection.next_step}")
     return lines
 
 

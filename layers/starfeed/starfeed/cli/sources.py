@@ -198,8 +198,7 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
         if s.live and s.last_error and s.status in (Status.ERROR, Status.DEAD):
             failing.setdefault(s.last_error, []).append(s.source_id)
     if failing:
-        print("why they fail (`starfeed source show ID` for one source's history, `starfeed inspect URL` for "
-              "what to try):")
+        print("why they fail (`source show ID`: one source's history; `inspect URL`: what to try next):")
         for error, ids in failing.items():
             named = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
             print(f"  {named}:")
