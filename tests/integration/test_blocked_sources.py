@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from conftest import api_call, body_of, row_of
-from conftest import run_cli as run
 from starfeed.fetch.job import fetch_source
 from starfeed.sources import add_source
 
+from conftest import api_call, body_of, row_of
+from conftest import run_cli as run
 from origin import Reply, rss
 
 CHALLENGE = (b'<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title></head><body>'
