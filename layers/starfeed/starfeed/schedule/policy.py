@@ -23,7 +23,7 @@ def rearmed(polling: bool, at: float | None) -> float | None:
     return at if polling else None
 
 
-# A site that refuses starfeed (bot protection; a rate limit that names no Retry-After) is asked
+# A site that refuses starfeed (bot protection; a rate limit, docs/design.md#refused) is asked
 # again only after this long, doubling with each refusal in a row up to the backoff cap: the usual
 # backoff starts at the source's interval, minutes, which against a block only hammers the site.
 REFUSED_WAITS = {FailureClass.BLOCKED: 6 * 3600, FailureClass.RATE_LIMITED: 3600}
