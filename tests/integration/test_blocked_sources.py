@@ -26,19 +26,22 @@ def subscribe(storage, url):
     return add_source(storage, url, time.time() - 3600)[0]
 
 
-def cycles(stack, storage, start: float, count: int) -> None:
-    """`count` scheduler runs, a period apart from `start`, each with its fetches done."""
+def cycles(stack, start: float, count: int, every: float) -> None:
+    """`count` scheduler runs, `every` seconds apart from `start` (the scheduler's own clock:
+    a due source is one whose next check has come by then), each with its fetches done."""
+    scheduler = stack.functions["SchedulerFunction"].module
     for n in range(count):
-        stack.run_cycle(start + n * storage.settings.schedule_period)
+        scheduler.run_tick(scheduler.storage, start + n * every)
+        stack.drain()
 
 
 def test_a_cloudflare_challenge_is_named_kept_and_waited_out_for_hours(stack, storage, capsys, origin):
     url = origin.serve("/cf.xml", Reply(403, CHALLENGE, CLOUDFLARE))
     neighbour = subscribe(storage, origin.serve("/neighbour.xml", Reply(200, rss(("n", "N")))))
-    storage.sources.change(neighbour.source_id, {"next_check_at": time.time() + 3600})  # due later
+    storage.sources.change(neighbour.source_id, {"next_check_at": time.time() + 3600})  # due in an hour
     source = subscribe(storage, url)
     now = time.time()
-    cycles(stack, storage, now, 6)  # half an hour of scheduler runs
+    cycles(stack, now, 11, 1800)  # five hours of scheduler runs, within the shortest jittered wait
     assert len(origin.hits("/cf.xml")) == 1  # asked once: every later run leaves it alone
 
     stored = storage.sources.get(source.source_id)
@@ -50,12 +53,14 @@ def test_a_cloudflare_challenge_is_named_kept_and_waited_out_for_hours(stack, st
     assert record["response_headers"]["cf-mitigated"] == "challenge"
     # Its host waits with it: a neighbour coming due meanwhile is not asked either.
     assert storage.hosts.paused({source.host}, now)[source.host].until >= stored.next_check_at - 1
-    cycles(stack, storage, now + 3600, 2)
     assert not origin.hits("/neighbour.xml")
 
     out = run(capsys, "source", "list")[1]
     assert "failing: blocked by bot" in row_of(out, source.source_id)
+    assert "new: held by a host pause" in row_of(out, neighbour.source_id)
     assert "blocked by bot protection (Cloudflare): 403 Forbidden" in out.split("why they fail", 1)[1]
+    paused = " ".join(out.split("paused hosts", 1)[1].split())
+    assert f"{source.host} until " in paused and "blocked by bot protection (Cloudflare)" in paused
     listed = {s["source_id"]: s for s in json.loads(run(capsys, "source", "list", "--json")[1])}
     assert listed[source.source_id]["failure_class"] == "blocked"
     assert listed[source.source_id]["failure_words"] == "blocked by bot protection (Cloudflare)"
@@ -79,7 +84,7 @@ def test_a_rate_limited_source_waits_as_long_as_the_site_asks_or_longer(stack, s
     url = origin.serve("/limited.xml", Reply(429, b"Too Many Requests", {"Retry-After": retry_after}))
     source = subscribe(storage, url)
     now = time.time()
-    cycles(stack, storage, now, 6)
+    cycles(stack, now, 10, 300)  # 45 minutes of scheduler runs, one every 5
     assert len(origin.hits("/limited.xml")) == 1
 
     stored = storage.sources.get(source.source_id)

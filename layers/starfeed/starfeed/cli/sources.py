@@ -15,7 +15,7 @@ from starfeed.enrich.analysis import prompt_for
 from starfeed.fetch.stage import STAGES
 from starfeed.kinds.github import announced, live_timelines
 from starfeed.kinds.registry import kind_of
-from starfeed.model import Status, failure_words, outcome_of
+from starfeed.model import FailureClass, Status, failure_words, outcome_of
 from starfeed.subscribe import Refused
 
 
@@ -148,6 +148,7 @@ def _walk(storage, source_id: str) -> str:
             "(`starfeed source list` shows how far it got)")
 
 
+HOST_PAUSED = "host-paused"  # the reason of a source its host's pause holds (fetch/job.py, schedule/tick.py)
 LIST_WIDTH = 100  # `source list` fits a 100-column terminal; --wide shows every column
 STATE_WIDTH = 26  # "failing: could not connect" whole; longer reasons are below the table
 
@@ -204,6 +205,12 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
             print(f"  {named}:")
             for line in textwrap.wrap(error, LIST_WIDTH - 4, break_on_hyphens=False):
                 print(f"    {line}")
+    paused = _paused_hosts(storage, sources, now)
+    if paused:
+        print("paused hosts (a site that refused starfeed: every source on it waits until then):")
+        for host, pause in paused.items():
+            line = f"{host} until {time.strftime('%H:%M UTC', time.gmtime(pause['until']))}: {pause['reason']}"
+            print(textwrap.fill(line, LIST_WIDTH, initial_indent="  ", subsequent_indent="    "))
     if any(s.last_dropped for s in sources):
         print(textwrap.fill(
             f"DROPPED: entries the last fetch left out by the date filters (older than "
@@ -233,6 +240,14 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
     print(_totals(sources))
     print(_analyzer_line(storage, sources, now))
     print(_pace(storage.pace.load(), now))
+
+
+def _paused_hosts(storage, sources: list, now: float) -> dict[str, dict]:
+    """The pauses of the hosts whose sources a site's refusal holds (the source that got it, and
+    its neighbours held by it), by host."""
+    hosts = sorted({s.host for s in sources if s.live and (s.reason == HOST_PAUSED or (
+        isinstance(s.failure, FailureClass) and s.failure.refusing))})
+    return {host: pause for host in hosts if (pause := storage.hosts.pause_of(host, now))}
 
 
 def _wide_list(storage, sources: list, now: float, deleted: bool = False) -> None:
@@ -267,6 +282,8 @@ def _state(source, now: float | None = None) -> str:
         return ("failing" if source.status == Status.ERROR else "stopped") + (f": {why}" if why else "")
     if not source.polling:
         return "polling off"
+    if source.status == Status.NEW and source.reason == HOST_PAUSED:
+        return "new: held by a host pause"
     return {"ok": "ok", "not-modified": "no change", "new": "new: not fetched yet"}.get(source.status, source.status)
 
 
