@@ -44,6 +44,8 @@ IMPERVA = (b'<html style="height:100%"><head><META NAME="ROBOTS" CONTENT="NOINDE
     # Akamai: its generic page is its block only behind its server header.
     pytest.param(403, {"Server": "AkamaiGHost", "Mime-Version": "1.0"}, AKAMAI, (BLOCKED, "Akamai", False),
                  id="akamai access denied"),
+    pytest.param(403, {"Server": "AkamaiGHost"}, b"", (BLOCKED, "Akamai", False), id="akamai's 403 is its own"),
+    pytest.param(200, {"Server": "AkamaiGHost"}, b"<rss/>", None, id="a feed akamai serves"),
     pytest.param(403, {"Server": "nginx"}, AKAMAI, None, id="an access denied page of no vendor"),
     # DataDome: its 403 is its own, with or without its page.
     pytest.param(403, {"X-DataDome": "protected", "X-DD-B": "1", "Set-Cookie": "datadome=abc; Path=/"}, DATADOME,
@@ -62,6 +64,8 @@ IMPERVA = (b'<html style="height:100%"><head><META NAME="ROBOTS" CONTENT="NOINDE
                  id="a feed imperva serves"),
     # Other challenges.
     pytest.param(202, {"x-amzn-waf-action": "challenge"}, b"", (BLOCKED, "AWS WAF", True), id="aws waf challenge"),
+    pytest.param(403, {}, b'<div id="px-captcha"></div>', (BLOCKED, "HUMAN (PerimeterX)", True), id="perimeterx"),
+    pytest.param(403, {"Server": "ddos-guard"}, b"", (BLOCKED, "DDoS-Guard", False), id="ddos-guard"),
     pytest.param(403, {}, b"<p>Enable JavaScript and cookies to continue</p>", (BLOCKED, None, True),
                  id="a challenge of no known vendor"),
     # Rate limits.

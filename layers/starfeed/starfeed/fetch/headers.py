@@ -75,7 +75,10 @@ _FRONTING_HEADERS = (
     ("Akamai", "server", "akamaighost"), ("Sucuri", "x-sucuri-id", ""), ("Sucuri", "server", "sucuri"),
     ("DataDome", "x-datadome", ""), ("DataDome", "set-cookie", "datadome="),
     ("Imperva", "x-iinfo", ""), ("Imperva", "x-cdn", "incapsula"), ("Imperva", "set-cookie", "incap_ses"),
+    ("DDoS-Guard", "server", "ddos-guard"),
 )
+# The vendors whose 403 is their own whatever its page: their edge answers it, not the site behind.
+_THEIR_OWN_403 = {"Akamai", "Sucuri", "DataDome", "DDoS-Guard"}
 # (vendor, what the page's start holds (lowercase), a challenge?, names the vendor alone?): a refusal's
 # page; a marker other servers use too names the vendor only with its headers in front.
 _PAGES = (
@@ -83,10 +86,11 @@ _PAGES = (
     ("Cloudflare", b"/cdn-cgi/challenge-platform/", True, True),
     ("Cloudflare", b"attention required! | cloudflare", False, True),
     ("Cloudflare", b"sorry, you have been blocked", False, False),
-    ("Akamai", b"<title>access denied</title>", False, False),
+    ("Akamai", b"access denied", False, False), ("Akamai", b"errors.edgesuite.net", False, True),
     ("DataDome", b"captcha-delivery.com", True, True),
     ("Sucuri", b"sucuri website firewall", False, True),
     ("Imperva", b"_incapsula_resource", True, True), ("Imperva", b"incapsula incident id", False, True),
+    ("HUMAN (PerimeterX)", b"px-captcha", True, True),
     (None, b"enable javascript and cookies to continue", True, False),
 )
 
@@ -111,8 +115,8 @@ def refusal(status: int, headers: Mapping[str, str], body: bytes) -> Refusal | N
         for vendor, marker, challenge, alone in _PAGES:
             if marker in sniffed and (alone or vendor in (None, fronting)):
                 return Refusal(FailureClass.BLOCKED, vendor or fronting, challenge)
-        if fronting == "DataDome" and status == 403:  # its 403 is its own: a captcha or a block
-            return Refusal(FailureClass.BLOCKED, fronting, True)
+        if status == 403 and fronting in _THEIR_OWN_403:
+            return Refusal(FailureClass.BLOCKED, fronting, fronting == "DataDome")  # DataDome's is a captcha
     exhausted = headers.get("Retry-After") or headers.get("X-RateLimit-Remaining") == "0"
     if status == 429 or (status == 403 and exhausted):  # GitHub's limits answer 403 too
         return Refusal(FailureClass.RATE_LIMITED, fronting)
