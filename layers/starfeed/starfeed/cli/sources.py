@@ -207,7 +207,7 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
                 print(f"    {line}")
     paused = _paused_hosts(storage, sources, now)
     if paused:
-        print("paused hosts (a site that refused starfeed: every source on it waits until then):")
+        print("paused hosts (every source on one waits until then):")
         for host, pause in paused.items():
             line = f"{host} until {time.strftime('%H:%M UTC', time.gmtime(pause['until']))}: {pause['reason']}"
             print(textwrap.fill(line, LIST_WIDTH, initial_indent="  ", subsequent_indent="    "))
@@ -359,7 +359,7 @@ def _show(args) -> None:
              ("site", s.site_url or "-"), ("collections", ", ".join(s.collections) or "-"),
              ("state", _state(s)), ("status", f"{s.status}" + (f", HTTP {s.http_status}" if s.http_status else "")),
              ("last error", s.last_error or "-"),
-             ("failure", f"{s.failure}: {failure_words(s.failure, s.last_error)}" if s.failure else "-"),
+             ("failure", f"{failure_words(s.failure, s.last_error)} (class {s.failure})" if s.failure else "-"),
              ("failures", str(s.consecutive_failures)),
              ("subscribed", when(s.created_at)), ("last fetch", when(s.last_fetch_at)),
              ("last success", when(s.last_success_at)),
