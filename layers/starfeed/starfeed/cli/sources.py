@@ -359,7 +359,8 @@ def _show(args) -> None:
              ("site", s.site_url or "-"), ("collections", ", ".join(s.collections) or "-"),
              ("state", _state(s)), ("status", f"{s.status}" + (f", HTTP {s.http_status}" if s.http_status else "")),
              ("last error", s.last_error or "-"),
-             ("failure", f"{failure_words(s.failure, s.last_error)} (class {s.failure})" if s.failure else "-"),
+             ("failure", f"{failure_words(s.failure, s.last_error) or s.failure} (class {s.failure})"
+              if s.failure else "-"),
              ("failures", str(s.consecutive_failures)),
              ("subscribed", when(s.created_at)), ("last fetch", when(s.last_fetch_at)),
              ("last success", when(s.last_success_at)),
