@@ -41,6 +41,8 @@ IMPERVA = (b'<html style="height:100%"><head><META NAME="ROBOTS" CONTENT="NOINDE
     pytest.param(403, {"Server": "cloudflare", "CF-RAY": "8a1b-AMS"}, b"<h1>Forbidden</h1>", None,
                  id="the site's own 403 through cloudflare"),
     pytest.param(200, {"Server": "cloudflare", "CF-RAY": "8a1b-AMS"}, b"<rss/>", None, id="a feed cloudflare serves"),
+    pytest.param(403, {"Server": "cloudflare"}, b'<html><h1>Members only</h1><script src="/cdn-cgi/challenge-platform/'
+                 b'scripts/jsd/main.js"></script></html>', None, id="the site's 403 with cloudflare's page script"),
     # Akamai: its generic page is its block only behind its server header.
     pytest.param(403, {"Server": "AkamaiGHost", "Mime-Version": "1.0"}, AKAMAI, (BLOCKED, "Akamai", False),
                  id="akamai access denied"),

@@ -83,7 +83,9 @@ _THEIR_OWN_403 = {"Akamai", "Sucuri", "DataDome", "DDoS-Guard"}
 # page; a marker other servers use too names the vendor only with its headers in front.
 _PAGES = (
     ("Cloudflare", b"<title>just a moment...</title>", True, True),
-    ("Cloudflare", b"/cdn-cgi/challenge-platform/", True, True),
+    # Its challenge's own script and settings: the challenge platform's other scripts ride on
+    # pages it serves (/cdn-cgi/challenge-platform/scripts/...).
+    ("Cloudflare", b"/cdn-cgi/challenge-platform/h/", True, True), ("Cloudflare", b"_cf_chl_opt", True, True),
     ("Cloudflare", b"attention required! | cloudflare", False, True),
     ("Cloudflare", b"sorry, you have been blocked", False, False),
     ("Akamai", b"access denied", False, False), ("Akamai", b"errors.edgesuite.net", False, True),
