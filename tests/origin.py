@@ -15,7 +15,9 @@ class Reply:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds before answering
-    chunk_delay: float = 0.0  # seconds between 1 KiB chunks of the body
+    chunk_delay: float = 0.0  # seconds between chunks of the body
+    chunk: int = 1024  # bytes
+    length: bool = True  # False: no Content-Length, the body ends when the connection closes
 
 
 class Origin:
@@ -34,13 +36,15 @@ class Origin:
                 self.send_response(reply.status)
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
-                if "Content-Length" not in reply.headers:
+                if not reply.length:
+                    self.send_header("Connection", "close")
+                elif "Content-Length" not in reply.headers:
                     self.send_header("Content-Length", str(len(reply.body)))
                 self.end_headers()
                 try:
                     if reply.chunk_delay:
-                        for start in range(0, len(reply.body), 1024):
-                            self.wfile.write(reply.body[start:start + 1024])
+                        for start in range(0, len(reply.body), reply.chunk):
+                            self.wfile.write(reply.body[start:start + reply.chunk])
                             self.wfile.flush()
                             time.sleep(reply.chunk_delay)
                     else:

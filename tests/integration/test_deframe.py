@@ -90,7 +90,7 @@ def test_new_entries_are_analyzed_from_their_articles_and_served(stack, storage,
     assert memo["summary"] == "A memo about the schedule was published."
     assert origin.hits("/private/memo") == [] and len(origin.hits("/robots.txt")) == 1  # cached per host
     gone = json.loads(item(stack, f"{origin.url}/news/gone")[1])["analyzer_result"]
-    assert gone["input"] == "feed" and gone["download_error"].startswith("404 Not Found")
+    assert gone["input"] == "feed" and gone["download_error"].startswith("gone: 404 Not Found")
     assert origin.hits("/news/budget")[0]["user-agent"].startswith("starfeed/")
 
     # The source's feed carries the deframed titles, the original headline in the content.

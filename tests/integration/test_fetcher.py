@@ -54,7 +54,7 @@ def test_each_fetch_is_remembered_with_its_raw_payload(stack, storage, origin):
         fetch_now(storage, source)
     history = storage.sources.get(source.source_id).fetch_history
     assert [h["status"] for h in history] == [500, 304, 200]  # newest first
-    assert outcome_of(history[2]) == "ok" and history[0]["outcome"].startswith("HTTP 500")
+    assert outcome_of(history[2]) == "ok" and history[0]["outcome"].startswith("server error: 500")
     assert "outcome" not in history[1] and outcome_of(history[1]) == "not-modified"  # its status says it
     assert "fetch_id" not in history[1]  # a 304 stores no payload: its record has no such key
     record, body = storage.blobs.get_raw_fetch(f"fetches/{history[2]['fetch_id']}.raw")

@@ -95,7 +95,7 @@ def test_a_loop_and_a_broken_link_end_the_walk_with_their_reason(stack, storage,
     source_id = added_with_history(capsys, broken)
     stack.drain()
     history = storage.sources.get(source_id).history
-    assert history["state"] == "stopped" and "gone.xml: 404 Not Found" in history["reason"]
+    assert history["state"] == "stopped" and "gone.xml: gone: 404 Not Found" in history["reason"]
     assert history["entries"] == 2  # what came before the broken link is kept
 
 

@@ -28,12 +28,14 @@ def page_requests(origin, path: str) -> int:
 def test_a_page_robots_txt_disallows_is_never_requested_and_says_why(stack, storage, origin, capsys):
     source = website(storage, origin, Reply(200, b"User-agent: starfeed\nDisallow: /notes\n"))
     outcome = fetch_source(storage, source.source_id)
-    assert outcome.error == f"not fetched: disallowed by {origin.url}/robots.txt (checked again when due)"
+    assert outcome.error == (f"refused by robots.txt: disallowed by {origin.url}/robots.txt (not fetched; checked "
+                             "again when due)")
+    assert outcome.failure == "robots"
     assert page_requests(origin, "/notes") == 0 and page_requests(origin, "/robots.txt") == 1
     stored = storage.sources.get(source.source_id)
     assert stored.status == "error" and stored.next_check_at > time.time()
     code, out, _ = run_cli(capsys, "source", "list")
-    assert code == 0 and "failing: not fetched" in row_of(out, source.source_id)
+    assert code == 0 and "failing: refused by robot" in row_of(out, source.source_id)
     assert f"disallowed by {origin.url}/robots.txt" in out
     # Due again: the cached answer decides, robots.txt is not read again within the day.
     fetch_source(storage, source.source_id)
@@ -51,7 +53,7 @@ def test_robots_txt_answers_decide_the_fetch(stack, storage, origin, robots, all
     assert (outcome.error is None) is allowed, outcome.error
     assert page_requests(origin, "/notes") == (1 if allowed else 0)
     if robots.status == 503:
-        assert "robots.txt unreachable (503 Service Unavailable" in outcome.error
+        assert "robots.txt unreachable (server error: 503 Service Unavailable" in outcome.error
 
 
 def test_a_crawl_delay_holds_the_host_after_the_request(stack, storage, origin):

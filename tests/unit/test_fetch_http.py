@@ -10,6 +10,7 @@ import pytest
 
 from starfeed import USER_AGENT
 from starfeed.fetch.http import fetch
+from starfeed.model import FailureClass
 from starfeed.settings import Settings
 
 from origin import Reply, rss
@@ -79,8 +80,49 @@ def test_a_redirect_loop_is_reported(origin):
 def test_a_trickling_server_hits_the_total_deadline(origin):
     url = origin.serve("/slow", Reply(200, b"x" * 64 * 1024, chunk_delay=0.1))  # 6.4 s to send
     result = fetch(url, SETTINGS)
-    assert "longer than" in result.error and result.body == b""
+    assert result.error.startswith("timed out") and result.failure == FailureClass.TIMEOUT
     assert origin.completed == []  # abandoned mid-body, not read to the end
+
+
+def test_a_body_cut_short_by_the_deadline_is_a_timeout_not_a_document():
+    """A server sending a byte at a time without a Content-Length: the shut socket ends the body
+    as if it were whole, and only the deadline says it was not."""
+    body = rss(("a", "A"))
+    sent = []
+    url, stop = _raw_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/rss+xml\r\nConnection: close\r\n\r\n",
+                            body, 0.2, sent)
+    try:
+        result = fetch(url, SETTINGS)
+    finally:
+        stop.set()
+    assert result.status == 200 and result.failure == FailureClass.TIMEOUT and not result.transient
+    assert result.error.startswith("timed out: the response was still arriving")
+    assert 0 < len(result.body) < len(body)  # what arrived is kept for the raw record
+
+
+def _raw_server(head: bytes, body: bytes, pause: float, sent: list) -> tuple[str, threading.Event]:
+    """A server that sends its head at once, then its body a byte every `pause` seconds."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    stop = threading.Event()
+
+    def trickle():
+        connection, _ = listener.accept()
+        with connection:
+            connection.sendall(head)
+            for byte in body:
+                if stop.wait(pause):
+                    break
+                try:
+                    connection.sendall(bytes([byte]))
+                except OSError:
+                    break
+                sent.append(byte)
+        listener.close()
+
+    threading.Thread(target=trickle, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/feed", stop
 
 
 def test_a_server_trickling_its_headers_hits_the_total_deadline():
@@ -106,7 +148,9 @@ def test_a_server_trickling_its_headers_hits_the_total_deadline():
     finally:
         stop.set()
         listener.close()
-    assert result.error == f"fetch took longer than {SETTINGS.fetch_deadline:g} s: abandoned"
+    assert result.error == (f"timed out: no whole answer within the fetch's {SETTINGS.fetch_deadline:g} s "
+                            "deadline: abandoned")
+    assert result.failure == FailureClass.TIMEOUT
     assert not result.transient  # not retried: the next window tries again
     assert 0 < len(sent) < len(head)  # abandoned while the headers were still arriving
 
@@ -120,6 +164,32 @@ def test_a_retry_after_beyond_a_day_waits_a_day(origin, value):
 def test_an_unreachable_host_is_a_connection_error():
     result = fetch("http://127.0.0.1:9/feed", SETTINGS)
     assert result.status is None and result.error.startswith("could not connect")
+    assert result.failure == FailureClass.NETWORK
+
+
+def test_a_name_that_does_not_resolve_says_so():
+    result = fetch("http://no-such-host.invalid/feed", SETTINGS)
+    assert result.failure == FailureClass.DNS and result.error.startswith("the name does not resolve")
+
+
+def test_a_failed_tls_handshake_is_tls_not_a_connection_fault():
+    """A server that answers the handshake in plain text fails it as a refused certificate does."""
+    url, stop = _raw_server(b"HTTP/1.1 400 Bad Request\r\n\r\n", b"", 0, [])
+    try:
+        result = fetch(url.replace("http://", "https://"), SETTINGS, sleep=lambda s: None)
+    finally:
+        stop.set()
+    assert result.failure == FailureClass.TLS and result.error.startswith("TLS certificate refused")
+    assert not result.transient  # not retried: a certificate does not mend in a second
+
+
+def test_a_challenge_is_not_retried_and_its_page_is_kept(origin):
+    page = b"<!DOCTYPE html><html><head><title>Just a moment...</title></head></html>"
+    url = origin.serve("/cf", Reply(503, page, {"cf-mitigated": "challenge", "Server": "cloudflare"}))
+    result = fetch(url, SETTINGS, sleep=lambda s: None)
+    assert (result.failure, result.transient, result.body) == (FailureClass.BLOCKED, False, page)
+    assert result.error.startswith("blocked by bot protection (Cloudflare): 503 Service Unavailable")
+    assert len(origin.hits("/cf")) == 1  # one request: a retry only asks the site again
 
 
 def test_brotli_bodies_are_decoded(origin):

@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 from starfeed.fetch.http import FetchResult, fetch
 from starfeed.kinds.registry import FEED, SELECTORS, WEBSITE
-from starfeed.model import Selectors, Source, source_id_for
+from starfeed.model import FailureClass, Selectors, Source, document_failure, source_id_for
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.selected import selectors_problem
 from starfeed.settings import Settings
@@ -31,10 +31,36 @@ class Inspection:
     parse_seconds: float = 0.0
     bytes: int = 0
     warnings: list[str] = field(default_factory=list)
+    failure: FailureClass | None = None  # what the error was, in its class
 
     @property
     def error(self) -> str | None:
         return self.ingested.error
+
+    @property
+    def next_step(self) -> str | None:
+        """What to try next, for a failure a user can work around."""
+        return NEXT_STEPS.get(self.failure) if self.failure is not None else None
+
+
+# What to try next, per failure: the options named are `source add`'s and `inspect`'s.
+NEXT_STEPS = {
+    FailureClass.BLOCKED: "try a browser's user agent (--user-agent), a cookie from a browser session (--cookie) "
+                          "or a proxy (--proxy)",
+    FailureClass.RATE_LIMITED: "a subscription waits as the site asks, longer at each refusal; if it keeps refusing, "
+                               "try a browser's user agent (--user-agent) or a proxy (--proxy)",
+    FailureClass.CREDENTIALS: "a private feed's URL often carries its token (copy the feed's link from the site while "
+                              "logged in); or try a cookie from a logged-in browser session (--cookie)",
+    FailureClass.GONE: "check the URL; `starfeed inspect` of the site's home page names the feeds it announces",
+    FailureClass.DNS: "check the host name for a typo: the site may also have moved to another domain",
+    FailureClass.TLS: "the site's certificate does not hold for this name (expired, self-signed or another host's): "
+                      "check the URL, or tell the publisher",
+    FailureClass.TIMEOUT: "the site is slow or sends its answer a trickle at a time: try again later, or a proxy "
+                          "(--proxy) if it slows down only starfeed",
+    FailureClass.ROBOTS: "the site asks crawlers to keep off this page: subscribe to its feed instead",
+    FailureClass.NOT_A_FEED: "subscribe to the feed the page names (`starfeed source add` of the page takes it), or "
+                             "add the page with --website to follow its article",
+}
 
 
 def inspect(target: str, settings: Settings, *, website: bool = False, unfiltered: bool = False,
@@ -89,7 +115,8 @@ def inspect_fetched(target: str, result: FetchResult, settings: Settings, *, web
     """What a fetch's response holds, as for a new source (the CLI fetches once to check a URL
     and to discover the feeds of an HTML page)."""
     if result.error:
-        return Inspection(target, Ingested(error=result.error), result.status, result.elapsed)
+        return Inspection(target, Ingested(error=result.error), result.status, result.elapsed,
+                          bytes=len(result.body), failure=result.failure)
     if result.not_modified:
         return Inspection(target, Ingested(error="304 Not Modified to a request without validators"),
                           result.status, result.elapsed)
@@ -115,11 +142,25 @@ def _ingest(target: str, body: bytes, url: str, content_type: str | None, settin
     started = time.process_time()
     ingested = ingest(kind.read, body, url, content_type, source, now, settings)
     return Inspection(target, ingested, None, None, time.process_time() - started,
-                      len(body), list(ingested.warnings))
+                      len(body), list(ingested.warnings), document_failure(ingested.error) if ingested.error else None)
 
 
 def entry_lines(inspection: Inspection) -> list[str]:
     return [json.dumps(asdict(e), ensure_ascii=False) for e in inspection.ingested.entries]
+
+
+def failure_lines(inspection: Inspection) -> list[str]:
+    """A failed inspection's lines after its error, for a failure a user can work around: the
+    answer, the failure's class, what to try next (none for another: its error says it all)."""
+    if not inspection.next_step:
+        return []
+    lines = []
+    if inspection.http_status is not None:
+        lines.append(f"http:     {inspection.http_status} in {inspection.fetch_seconds or 0:.2f} s, "
+                     f"{inspection.bytes:,} bytes")
+    lines.append(f"failure:  {inspection.failure}")
+    lines.append(f"next:     {inspection.next_step}")
+    return lines
 
 
 def summary_lines(inspection: Inspection) -> list[str]:

@@ -62,30 +62,85 @@ class Policy(StrEnum):
 
 
 class FailureClass(StrEnum):
-    """Whose a failed fetch is, as `starfeed status` and the FetchErrors metric count it."""
+    """What a failed fetch was, in words a user can act on (`source list`, `starfeed status`, the
+    REST API, `starfeed inspect`), and whose it was, as the FetchErrors metric counts it."""
 
     OURS = "starfeed"  # a stage of starfeed's broke: counted against its error budget
-    NETWORK = "network"  # no answer: DNS, connection, TLS, timeout
-    REFUSED = "refused"  # not asked: the site's robots.txt disallows it (a 4xx for the metric)
-    CLIENT = "4xx"
+    BLOCKED = "blocked"  # bot protection answered: a challenge or block page (the vendor in the words)
+    RATE_LIMITED = "rate-limited"  # 429, or a 403 that says a limit ran out
+    CREDENTIALS = "credentials"  # 401, or 403 without a challenge
+    GONE = "gone"  # 404, 410
+    DNS = "dns"
+    TLS = "tls"
+    TIMEOUT = "timeout"  # no answer in time, or a response the fetch's deadline cut short
+    NETWORK = "network"  # no answer: connection refused or reset
+    ROBOTS = "robots"  # not asked: the site's robots.txt disallows it
+    CLIENT = "4xx"  # another 4xx
     SERVER = "5xx"
-    CONTENT = "content"  # an answer that is no usable document
+    NOT_A_FEED = "not-a-feed"  # an HTML page, or a document in no feed format
+    CONTENT = "content"  # another answer that is no usable document
+
+    @property
+    def words(self) -> str:
+        """How a failure's words start: `last_error` is "<words>[ (<vendor>)]: <details>"."""
+        return _FAILURE_WORDS[self]
 
     @property
     def metric(self) -> str:
-        """Its FetchErrors dimension: a robots.txt refusal is the publisher's 403."""
-        return FailureClass.CLIENT.value if self is FailureClass.REFUSED else self.value
+        """Its FetchErrors dimension: the few a bill can afford (each dimension value is a metric),
+        so the classes the publisher's side gave fold into 4xx, 5xx, network and content."""
+        return _METRIC.get(self, self.value)
+
+    @property
+    def refusing(self) -> bool:
+        """The site answers, but refuses starfeed for now: asking again soon only hammers it."""
+        return self in (FailureClass.BLOCKED, FailureClass.RATE_LIMITED)
+
+
+_FAILURE_WORDS = {
+    FailureClass.OURS: "failed on starfeed's side", FailureClass.BLOCKED: "blocked by bot protection",
+    FailureClass.RATE_LIMITED: "rate-limited by the site", FailureClass.CREDENTIALS: "needs credentials",
+    FailureClass.GONE: "gone", FailureClass.DNS: "the name does not resolve",
+    FailureClass.TLS: "TLS certificate refused", FailureClass.TIMEOUT: "timed out",
+    FailureClass.NETWORK: "could not connect", FailureClass.ROBOTS: "refused by robots.txt",
+    FailureClass.CLIENT: "refused by the server", FailureClass.SERVER: "server error",
+    FailureClass.NOT_A_FEED: "not a feed", FailureClass.CONTENT: "not a usable document",
+}
+_METRIC = {
+    **dict.fromkeys((FailureClass.BLOCKED, FailureClass.RATE_LIMITED, FailureClass.CREDENTIALS, FailureClass.GONE,
+                     FailureClass.ROBOTS), FailureClass.CLIENT.value),  # robots.txt's refusal: the publisher's 403
+    **dict.fromkeys((FailureClass.DNS, FailureClass.TLS, FailureClass.TIMEOUT), FailureClass.NETWORK.value),
+    FailureClass.NOT_A_FEED: FailureClass.CONTENT.value,
+}
 
 
 def failure_class(http_status: int | None, refused: bool = False) -> FailureClass:
-    """The class of a failure the publisher's side gave (a stage of ours has its own)."""
+    """The class of a failure the publisher's side gave, by its status alone (a stage of ours has
+    its own; fetch/headers.py refines an answer by its headers and body)."""
     if http_status is None:
-        return FailureClass.REFUSED if refused else FailureClass.NETWORK
+        return FailureClass.ROBOTS if refused else FailureClass.NETWORK
     if http_status >= 500:
         return FailureClass.SERVER
-    if http_status >= 400:
-        return FailureClass.CLIENT
-    return FailureClass.CONTENT
+    return {401: FailureClass.CREDENTIALS, 403: FailureClass.CREDENTIALS, 404: FailureClass.GONE,
+            410: FailureClass.GONE, 429: FailureClass.RATE_LIMITED}.get(
+        http_status, FailureClass.CLIENT if http_status >= 400 else FailureClass.CONTENT)
+
+
+def document_failure(error: str) -> FailureClass:
+    """A document's failure by its words: "not a feed: ..." (an HTML page, no feed format), or
+    another one no entry can be read from."""
+    return FailureClass.NOT_A_FEED if error.startswith(FailureClass.NOT_A_FEED.words) else FailureClass.CONTENT
+
+
+def failure_words(failure: object, error: str | None) -> str | None:
+    """A failure named in a few words: its error's head when the error starts with its class's
+    words (so a vendor named there is kept: "blocked by bot protection (Cloudflare)"), else the
+    class's words; None for no failure (or a class edited by hand into none)."""
+    if not isinstance(failure, FailureClass):
+        return None
+    if error and error.startswith(failure.words):
+        return error.split(": ", 1)[0]
+    return failure.words
 
 
 class Status(StrEnum):

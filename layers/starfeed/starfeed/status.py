@@ -13,9 +13,10 @@ last fetches. Pure: the sources in, the figures out.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
-from starfeed.model import FailureClass, Source, outcome_of
+from starfeed.model import FailureClass, Source, Status, failure_words, outcome_of
 from starfeed.parse.normalize import rfc3339
 from starfeed.schedule import freshness
 
@@ -53,6 +54,14 @@ def slos(sources: list[Source], now: float, period: float) -> Slos:
     ours = sum(1 for r in failed if r.get("class") == FailureClass.OURS)
     on_time, scheduled = freshness.measured(sources, now, period)
     return Slos(len(records), _p99(durations), ours, len(failed) - ours, scheduled, scheduled - on_time)
+
+
+def failing_by_cause(sources: list[Source]) -> list[tuple[str, int]]:
+    """The failing sources (served, in error or stopped), counted by their failure in a few words
+    ("blocked by bot protection (Cloudflare)", "timed out"), most first."""
+    causes = Counter(failure_words(s.failure, s.last_error) or "failing, cause unrecorded" for s in sources
+                     if s.live and s.status in (Status.ERROR, Status.DEAD))
+    return causes.most_common()
 
 
 def _p99(values: list[float]) -> int | None:

@@ -26,7 +26,7 @@ def add_commands(commands) -> None:
 
 
 def _inspect(args) -> int:
-    from starfeed.inspect import entry_lines, inspect, summary_lines
+    from starfeed.inspect import entry_lines, failure_lines, inspect, summary_lines
 
     selectors = selectors_of(args)
     if selectors is not None and args.website:
@@ -36,6 +36,8 @@ def _inspect(args) -> int:
                          unfiltered=args.all or selectors is not None, backfill=args.backfill, selectors=selectors)
     if inspection.error:
         print(f"starfeed: {args.target}: {inspection.error}", file=sys.stderr)
+        for line in failure_lines(inspection):
+            print(line, file=sys.stderr)
         return 1
     if args.json:
         for line in entry_lines(inspection):

@@ -27,7 +27,7 @@ from starfeed.enrich.analysis import prompt_for
 from starfeed.fetch.stage import STAGES
 from starfeed.kinds.github import announced, live_timelines
 from starfeed.kinds.registry import kind_of
-from starfeed.model import Status, outcome_of
+from starfeed.model import FailureClass, Status, failure_words, outcome_of
 from starfeed.subscribe import Refused
 
 
@@ -170,6 +170,7 @@ def _walk(storage, source_id: str) -> str:
             "(`starfeed source list` shows how far it got)")
 
 
+HOST_PAUSED = "host-paused"  # the reason of a source its host's pause holds (fetch/job.py, schedule/tick.py)
 LIST_WIDTH = 100  # `source list` fits a 100-column terminal; --wide shows every column
 STATE_WIDTH = 26  # "failing: could not connect" whole; longer reasons are below the table
 
@@ -220,12 +221,18 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
         if s.live and s.last_error and s.status in (Status.ERROR, Status.DEAD):
             failing.setdefault(s.last_error, []).append(s.source_id)
     if failing:
-        print("why they fail (`starfeed source show ID` for one source's history):")
+        print("why they fail (`source show ID`: one source's history; `inspect URL`: what to try next):")
         for error, ids in failing.items():
             named = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
             print(f"  {named}:")
             for line in textwrap.wrap(error, LIST_WIDTH - 4, break_on_hyphens=False):
                 print(f"    {line}")
+    paused = _paused_hosts(storage, sources, now)
+    if paused:
+        print("paused hosts (every source on one waits until then):")
+        for host, pause in paused.items():
+            line = f"{host} until {time.strftime('%H:%M UTC', time.gmtime(pause['until']))}: {pause['reason']}"
+            print(textwrap.fill(line, LIST_WIDTH, initial_indent="  ", subsequent_indent="    "))
     if any(s.last_dropped for s in sources):
         print(textwrap.fill(
             f"DROPPED: entries the last fetch left out by the date filters (older than "
@@ -255,6 +262,14 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
     print(_totals(sources))
     print(_analyzer_line(storage, sources, now))
     print(_pace(storage.pace.load(), now))
+
+
+def _paused_hosts(storage, sources: list, now: float) -> dict[str, dict]:
+    """The pauses of the hosts whose sources a site's refusal holds (the source that got it, and
+    its neighbours held by it), by host."""
+    hosts = sorted({s.host for s in sources if s.live and (s.reason == HOST_PAUSED or (
+        isinstance(s.failure, FailureClass) and s.failure.refusing))})
+    return {host: pause for host in hosts if (pause := storage.hosts.pause_of(host, now))}
 
 
 def _wide_list(storage, sources: list, now: float, deleted: bool = False) -> None:
@@ -289,6 +304,8 @@ def _state(source, now: float | None = None) -> str:
         return ("failing" if source.status == Status.ERROR else "stopped") + (f": {why}" if why else "")
     if not source.polling:
         return "polling off"
+    if source.status == Status.NEW and source.reason == HOST_PAUSED:
+        return "new: held by a host pause"
     return {"ok": "ok", "not-modified": "no change", "new": "new: not fetched yet"}.get(source.status, source.status)
 
 
@@ -364,7 +381,10 @@ def _show(args) -> None:
              *([("selectors", selector_options(s.selectors))] if s.selectors else []),
              ("site", s.site_url or "-"), ("collections", ", ".join(s.collections) or "-"),
              ("state", _state(s)), ("status", f"{s.status}" + (f", HTTP {s.http_status}" if s.http_status else "")),
-             ("last error", s.last_error or "-"), ("failures", str(s.consecutive_failures)),
+             ("last error", s.last_error or "-"),
+             ("failure", f"{failure_words(s.failure, s.last_error) or s.failure} (class {s.failure})"
+              if s.failure else "-"),
+             ("failures", str(s.consecutive_failures)),
              ("subscribed", when(s.created_at)), ("last fetch", when(s.last_fetch_at)),
              ("last success", when(s.last_success_at)),
              ("next check", when(s.next_check_at) if s.live else "- (disabled or removed)"),
@@ -390,7 +410,10 @@ def _show(args) -> None:
 
 
 def shown(fields: dict) -> dict:
-    """A source's fields as the CLI prints them: its WebSub secret and callback token never."""
+    """A source's fields as the CLI prints them, with its last failure's class and words: its
+    WebSub secret and callback token never."""
+    fields["failure_class"] = fields.get("failure")
+    fields["failure_words"] = failure_words(fields.get("failure"), fields.get("last_error"))
     fields.pop("push_secret", None)
     if fields.get("push"):
         fields["push"] = {k: v for k, v in fields["push"].items() if k != "token"}

@@ -1,5 +1,6 @@
 """starfeed status: one screen for an operator: the SLOs (docs/design.md#slos) as measured now,
-the queues and their dead letters, sources by status, GitHub's rate limit, the last scheduler run."""
+the queues and their dead letters, sources by status and the failing ones by cause, GitHub's rate
+limit, the last scheduler run."""
 
 from __future__ import annotations
 
@@ -48,6 +49,10 @@ def _status(args) -> None:
     states = Counter("removed" if s.deleted_at is not None else "disabled" if not s.enabled else str(s.status)
                      for s in sources)
     print("sources: " + (", ".join(f"{n:,} {state}" for state, n in states.most_common()) or "none"))
+    causes = status.failing_by_cause(sources)
+    if causes:
+        print("failing: " + ", ".join(f"{n:,} {cause}" for cause, n in causes)
+              + " (`starfeed source list` says why in full)")
 
     github = storage.hosts.state(storage.settings.github_host)  # one read: the pause and the rate limit
     pause = github_notice(pause_in(github, now))

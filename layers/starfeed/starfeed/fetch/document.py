@@ -20,8 +20,8 @@ from starfeed.fetch.entries import store_entries
 from starfeed.fetch.headers import freshness
 from starfeed.fetch.http import FetchResult, fetch
 from starfeed.fetch.record import apply_decision, fetch_fields, publish_new, remember_fetch, store_raw, tap_new
-from starfeed.fetch.stage import NOT_FETCHED, StageFailed, describe, stage
-from starfeed.model import Document, FailureClass, FetchOutcome, Pace, Source, Status, failure_class
+from starfeed.fetch.stage import StageFailed, describe, stage
+from starfeed.model import Document, FailureClass, FetchOutcome, Pace, Source, Status, document_failure, failure_class
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY
@@ -87,9 +87,11 @@ def fetch_document(kind: DocumentKind, storage: Storage, source: Source, before:
     # Decisions follow the pace the scheduler derives from every source (schedule/pace.py).
     with observe.span("schedule decision"):
         _record(source, result, outcome, raw_ref, now, settings, storage.pace.current(), rng)
-    if result.status == 429 or (result.status == 503 and result.retry_after is not None):
-        # Every source on the host waits, not only this one (politeness is per host).
-        wait = result.retry_after if result.retry_after is not None else (source.next_check_at or now) - now
+    refusing = outcome.failure is not None and outcome.failure.refusing
+    if refusing or result.status == 429 or (result.status == 503 and result.retry_after is not None):
+        # Every source on the host waits, not only this one (politeness is per host): a site that
+        # blocks or rate-limits one of its feeds refuses its neighbours too.
+        wait = max(result.retry_after or 0.0, (source.next_check_at or now) - now)  # as long as the source waits
         storage.hosts.pause(source.host, now + wait, outcome.error or f"HTTP {result.status}")
     source.entry_count += len(new)
     with observe.span("store outcome"):
@@ -149,7 +151,8 @@ def take_push(kind: DocumentKind, storage: Storage, source: Source, fetch_id: st
     try:
         with stage("parse"):
             ingested = ingest(kind.read, body, topic, content_type, source, now, storage.settings)
-        outcome = FetchOutcome(200, error=ingested.error, failure=FailureClass.CONTENT if ingested.error else None)
+        outcome = FetchOutcome(200, error=ingested.error,
+                               failure=document_failure(ingested.error) if ingested.error else None)
         if not ingested.error:
             new, error = _store(storage, source, ingested, raw_ref, now, "push")
             outcome = replace(outcome, new_entries=len(new), error=error)
@@ -207,8 +210,8 @@ def _fetch_page(storage: Storage, source: Source, now: float, sleep=time.sleep) 
     is not requested, and says why. A Crawl-delay holds the host for that long after the request."""
     allowed = robots.check(storage, source.url, now, storage.hosts.robots_known)
     if not allowed.allowed:
-        return FetchResult(source.url, None, error=f"{NOT_FETCHED}{allowed.reason} (checked again when due)",
-                           refused=True)
+        why = f"{FailureClass.ROBOTS.words}: {allowed.reason} (not fetched; checked again when due)"
+        return FetchResult(source.url, None, error=why, refused=True, failure=FailureClass.ROBOTS)
     result = fetch(source.url, storage.settings, etag=source.etag, last_modified=source.last_modified,
                    sleep=sleep)
     if allowed.crawl_delay:
@@ -236,14 +239,14 @@ def relist(storage: Storage, targets: list[str]) -> None:
 def _outcome(kind: DocumentKind, source: Source, result: FetchResult, now: float, settings: Settings,
              same_document: bool = False) -> tuple[FetchOutcome, Ingested | None]:
     if result.error:
-        failure = failure_class(result.status, refused=result.refused)
+        failure = result.failure or failure_class(result.status, refused=result.refused)
         return FetchOutcome(result.status, error=result.error, retry_after=result.retry_after, failure=failure), None
     if result.not_modified or _same_validators(source, result):
         fresh_for = freshness(result.headers, now, settings.max_interval)
         return FetchOutcome(result.status, not_modified=True, fresh_for=fresh_for), None
     ingested = ingest(kind.read, result.body, result.url, result.headers.get("Content-Type"), source, now, settings)
     if ingested.error:
-        return FetchOutcome(result.status, error=ingested.error, failure=FailureClass.CONTENT), None
+        return FetchOutcome(result.status, error=ingested.error, failure=document_failure(ingested.error)), None
     # The same bytes are still read, for what only the document says (its ttl and skip windows,
     # its hub): parsing costs CPU alone; its entries, stored already, are not read or written, and
     # its posts, counted already, are not counted again (the rhythm's hours would grow each time).

@@ -35,6 +35,10 @@ class Refused(Exception):
     """A URL starfeed will not fetch, with the reason."""
 
 
+class Unresolved(Refused):
+    """A host whose name does not resolve."""
+
+
 @dataclass(frozen=True)
 class Target:
     url: str  # the canonical URL: what is requested
@@ -167,7 +171,7 @@ def connect(host: str, port: int, allowed: Networks, timeout: float | None,
     try:
         infos = resolve(name, port)
     except (socket.gaierror, UnicodeError) as exc:
-        raise Refused(f"could not resolve {name}: {exc}") from None
+        raise Unresolved(f"could not resolve {name}: {exc}") from None
     for info in infos:
         check_address(info[4][0], allowed, host)
     error: OSError = OSError(f"{name} resolves to no address")

@@ -23,9 +23,9 @@ from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 from starfeed import USER_AGENT
 from starfeed.fetch import guard
-from starfeed.fetch.guard import Networks, Refused, allowed_networks, canonical
-from starfeed.fetch.headers import parse_retry_after
-from starfeed.model import host_of
+from starfeed.fetch.guard import Networks, Refused, Unresolved, allowed_networks, canonical
+from starfeed.fetch.headers import answer_failure, parse_retry_after
+from starfeed.model import FailureClass, host_of
 from starfeed.settings import Settings
 
 MAX_REDIRECTS = 5
@@ -52,6 +52,7 @@ class FetchResult:
     retry_after: float | None = None
     elapsed: float = 0.0
     refused: bool = False  # not asked for: the site's robots.txt disallows it
+    failure: FailureClass | None = None  # what the error was, in its class
 
     @property
     def not_modified(self) -> bool:
@@ -68,26 +69,6 @@ class FetchResult:
         are not kept, and the next fetch is unconditional."""
         return tuple(value if value and len(value) <= MAX_VALIDATOR else None
                      for value in (self.headers.get("ETag"), self.headers.get("Last-Modified")))
-
-
-# A reason a person can act on, per status.
-_STATUS_REASONS = {
-    401: "401 Unauthorized: the feed needs credentials starfeed does not have",
-    403: "403 Forbidden: the server refuses starfeed; open the URL in a browser or ask the publisher",
-    404: "404 Not Found: nothing at this URL any more; check it or remove the source",
-    410: "410 Gone: the publisher removed this feed for good",
-    429: "429 Too Many Requests: the server asked starfeed to slow down",
-}
-
-
-def reason_for_status(status: int, host: str) -> str:
-    if status in _STATUS_REASONS:
-        return _STATUS_REASONS[status]
-    if status == 503:
-        return f"503 Service Unavailable: {host} is down or overloaded"
-    if status >= 500:
-        return f"HTTP {status}: server error at {host}"
-    return f"HTTP {status}: unexpected answer from {host}"
 
 
 class _Guarded:
@@ -269,18 +250,27 @@ def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: s
                     continue
                 result.status = response.status_code
                 result.headers = CaseInsensitiveDict(response.headers)
-                result.body = _read_limited(response, settings)
+                result.body = _read_limited(response, settings, deadline)
             break
         if result.url != url and permanent:
             result.permanent_redirect = result.url
     except Exception as exc:  # noqa: BLE001 - _reason re-raises what it cannot name
-        result.error, result.transient = _reason(exc, settings, deadline)
-    if result.error is None and result.status is not None and result.status >= 400:
-        result.error = reason_for_status(result.status, host_of(result.url) or result.url)
+        result.error, result.transient, result.failure = _reason(exc, settings, deadline)
+    if result.error is None and deadline.expired.is_set():  # its socket shut: the body ended early
+        result.error, result.failure = (f"{FailureClass.TIMEOUT.words}: the response was still arriving when the "
+                                        f"fetch's {settings.fetch_deadline:g} s deadline passed "
+                                        f"({len(result.body):,} bytes read): not taken as a document",
+                                        FailureClass.TIMEOUT)
+    if result.error is None and result.status is not None:
         if result.status in (403, 429, 503):  # GitHub sends Retry-After with a 403 too
             result.retry_after = parse_retry_after(result.headers.get("Retry-After"), time.time(),
                                                    settings.backoff_cap)
-        result.transient = result.status >= 500 and result.retry_after is None
+        failed = answer_failure(result.status, result.headers, result.body, host_of(result.url) or result.url,
+                                result.retry_after)
+        if failed is not None:
+            result.failure, result.error = failed
+            # Bot protection's 503 is no fault a retry mends: it only asks the site again.
+            result.transient = result.failure is FailureClass.SERVER and result.retry_after is None
     return result
 
 
@@ -294,36 +284,48 @@ class _BodyTooLarge(Exception):
     pass
 
 
-def _reason(exc: Exception, settings: Settings, deadline: _Deadline) -> tuple[str, bool]:
-    """(reason, transient) for what ended a fetch."""
+def _reason(exc: Exception, settings: Settings, deadline: _Deadline) -> tuple[str, bool, FailureClass]:
+    """(reason, transient, class) for what ended a fetch."""
+    if isinstance(exc, Unresolved):
+        return f"{FailureClass.DNS.words}: {exc}", False, FailureClass.DNS
     if isinstance(exc, Refused):
-        return str(exc), False
+        return str(exc), False, FailureClass.NETWORK
     if deadline.expired.is_set():  # whatever the shut sockets raised
-        return f"fetch took longer than {settings.fetch_deadline:g} s: abandoned", False
+        return (f"{FailureClass.TIMEOUT.words}: no whole answer within the fetch's {settings.fetch_deadline:g} s "
+                "deadline: abandoned"), False, FailureClass.TIMEOUT
     if isinstance(exc, _BodyTooLarge):
-        return f"response larger than {settings.max_body_bytes} bytes: not read", False
+        return f"response larger than {settings.max_body_bytes} bytes: not read", False, FailureClass.CONTENT
     if isinstance(exc, requests.exceptions.TooManyRedirects):
-        return f"more than {MAX_REDIRECTS} redirects: the URL loops or moved too often", False
+        return (f"more than {MAX_REDIRECTS} redirects: the URL loops or moved too often", False,
+                FailureClass.CLIENT)
     if isinstance(exc, requests.exceptions.InvalidURL):
-        return f"invalid URL: {exc}", False
+        return f"invalid URL: {exc}", False, FailureClass.CLIENT
     if isinstance(exc, requests.exceptions.Timeout):
-        return "timed out: the server did not answer in time", True
+        return f"{FailureClass.TIMEOUT.words}: the server did not answer in time", True, FailureClass.TIMEOUT
+    if isinstance(exc, requests.exceptions.SSLError):  # a certificate a retry does not mend
+        return f"{FailureClass.TLS.words}: {_root_cause(exc)}", False, FailureClass.TLS
     if isinstance(exc, requests.exceptions.ConnectionError):
-        return f"could not connect: {_root_cause(exc)}", True
+        return f"{FailureClass.NETWORK.words}: {_root_cause(exc)}", True, FailureClass.NETWORK
     if isinstance(exc, requests.exceptions.RequestException):
-        return f"request failed: {_root_cause(exc)}", True
+        return f"request failed: {_root_cause(exc)}", True, FailureClass.NETWORK
     raise exc
 
 
-def _read_limited(response: requests.Response, settings: Settings) -> bytes:
+def _read_limited(response: requests.Response, settings: Settings, deadline: _Deadline) -> bytes:
     """The body, up to the size limit. iter_content yields decompressed bytes, so the limit holds
-    against compression bombs; the fetch's _Deadline bounds the time."""
-    chunks, size = [], 0
-    for chunk in response.iter_content(chunk_size=64 * 1024):
-        size += len(chunk)
-        if size > settings.max_body_bytes:
-            raise _BodyTooLarge
-        chunks.append(chunk)
+    against compression bombs; the fetch's _Deadline bounds the time: what arrived before it
+    passed is kept (the raw record), and the fetch says it timed out."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        for chunk in response.iter_content(chunk_size=64 * 1024):
+            size += len(chunk)
+            if size > settings.max_body_bytes:
+                raise _BodyTooLarge
+            chunks.append(chunk)
+    except Exception:
+        if not deadline.expired.is_set():
+            raise
     return b"".join(chunks)
 
 

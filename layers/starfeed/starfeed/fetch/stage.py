@@ -8,8 +8,6 @@ from contextlib import contextmanager
 # Where a source's job can break on starfeed's side: such a failure is of class FailureClass.OURS,
 # not the publisher's (`starfeed status` counts those against the error budget).
 STAGES = ("fetch", "parse", "store raw", "store", "render request")
-# How the reason of a request the publisher's robots.txt refused starts (fetch/document.py).
-NOT_FETCHED = "not fetched: "
 
 
 class StageFailed(Exception):

@@ -74,9 +74,9 @@ def read_feed(body: bytes, url: str, content_type: str | None, source: Source, n
     if parsed.error:
         if looks_like_html(body, content_type):
             feeds = discover_feeds(body, url)
-            hint = (f"; it announces {len(feeds)} feed(s), e.g. {feeds[0].url}" if feeds else
-                    "; subscribe to it as a website (--website) to follow its article")
-            return Ingested(error=f"an HTML page, not a feed{hint}")
+            found = (f"the feed found on it is {feeds[0].url}" + (f" ({len(feeds) - 1} more)" if len(feeds) > 1 else "")
+                     if feeds else "it names no feed; subscribe to it as a website (--website) to follow its article")
+            return Ingested(error=f"not a feed: an HTML page; {found}")
         return Ingested(error=parsed.error, warnings=parsed.warnings)
     entries = normalize_entries(parsed.entries, source.source_id, url, now, settings, parsed.authors)
     filtered = _filtered(entries, source, now, settings, history)

@@ -2,8 +2,8 @@
 
 docs/design.md#scheduling in full (multiplicative steps, EWMA of inter-arrival blended in, clamps,
 publisher ttl and HTTP freshness as floors, skipHours/skipDays, jitter, Retry-After exactly), with
-the failure policies of schedule/policy.py: exponential backoff or one strike, and a circuit
-breaker for both.
+the failure policies of schedule/policy.py: exponential backoff (longer for a site that refuses
+starfeed) or one strike, and a circuit breaker for both.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from starfeed.model import FetchOutcome, Pace, Source
 from starfeed.parse.normalize import rfc3339
-from starfeed.schedule.policy import parked, rearmed
+from starfeed.schedule.policy import parked, rearmed, refused_wait
 from starfeed.settings import Settings
 from starfeed.websub.subscription import is_verified, safety_check_at
 
@@ -83,16 +83,19 @@ def _decide(source: Source, outcome: FetchOutcome, settings: Settings, now: floa
     publications = _merge(source.publications, outcome.publications)
     ewma = ewma_interarrival(publications) if publications != tuple(source.publications) else source.ewma_interarrival
 
-    if outcome.retry_after is not None:
+    failures = source.consecutive_failures + 1
+    # A site that refuses starfeed waits on its own schedule, Retry-After its least.
+    refused = refused_wait(outcome.failure, failures, settings) if outcome.failed else None
+    if outcome.retry_after is not None and (refused is None or outcome.retry_after >= refused):
         # The publisher said exactly when to come back: no jitter, no clamp.
         return Decision(int(before), rearmed(source.polling, now + outcome.retry_after), "retry-after",
-                        source.consecutive_failures + 1, ewma, publications)
+                        failures, ewma, publications)
     if outcome.failed:
-        failures = source.consecutive_failures + 1
         if why := parked(failures, source.policy, settings):
             return Decision(int(before), None, why, failures, ewma, publications, dead=True)
-        wait = min(before * 2 ** failures, settings.backoff_cap)
-        return Decision(int(before), rearmed(source.polling, now + _jitter(wait, rng)), "error-backoff",
+        wait = refused if refused is not None else min(before * 2 ** failures, settings.backoff_cap)
+        reason = f"{outcome.failure}-backoff" if refused is not None else "error-backoff"
+        return Decision(int(before), rearmed(source.polling, now + _jitter(wait, rng)), reason,
                         failures, ewma, publications)
 
     if settings.interval_model == "rhythm":

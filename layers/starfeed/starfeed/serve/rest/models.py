@@ -53,7 +53,14 @@ class Feed(BaseModel):
     root_domain: str | None
     created_at: str
     http_status: int | None
-    last_error: str | None
+    last_error: str | None = Field(description="the last fetch's failure in full, in words a user can act on")
+    failure_class: str | None = Field(description="what the last fetch's failure was: blocked (bot protection), "
+                                      "rate-limited, credentials, gone, dns, tls, timeout, network, robots, 4xx, "
+                                      "5xx, not-a-feed, content or starfeed (a stage of its own); null when it "
+                                      "succeeded")
+    failure_words: str | None = Field(description="that failure in a few words, the vendor of a bot protection named: "
+                                "\"blocked by bot protection (Cloudflare)\", \"rate-limited by the site\", "
+                                "\"timed out\"; null when it succeeded")
     validators: Validators
     schedule: Schedule
     stats: Stats

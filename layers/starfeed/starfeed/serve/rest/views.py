@@ -6,7 +6,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from starfeed.formats import FORMATS
-from starfeed.model import Entry, Source
+from starfeed.model import Entry, Source, failure_words
 from starfeed.parse.normalize import rfc3339
 from starfeed.serve.lookup import public
 from starfeed.serve.rest import models
@@ -32,7 +32,8 @@ def feed_view(source: Source, base: str) -> models.Feed:
         site_url=source.site_url, collections=list(source.collections), state=state_of(source),
         enabled=bool(source.enabled), removed_at=_stamp(source.deleted_at), deframe=bool(source.deframe),
         root_domain=source.root_domain, created_at=rfc3339(source.created_at), http_status=source.http_status,
-        last_error=source.last_error,
+        last_error=source.last_error, failure_class=str(source.failure) if source.failure else None,
+        failure_words=failure_words(source.failure, source.last_error),
         validators=models.Validators(etag=source.etag, last_modified=source.last_modified),
         schedule=models.Schedule(polling=bool(source.polling), interval_sec=int(source.interval or 0),
                                  min_interval_sec=source.min_interval, max_interval_sec=source.max_interval,
