@@ -45,6 +45,8 @@ class LocalRun:
                     "STARFEED_STATE_DIR": str(state), "STARFEED_PORT": str(self.port),
                     "STARFEED_DEMO_PORT": str(demo_port),
                     "STARFEED_SCHEDULE_RATE": "rate(1 second)",
+                    # No demo feeds: their first fetches, renders and analyses were most of a start.
+                    "STARFEED_DEMO": "0",
                     # No simulated GitHub: its 12 accounts' first syncs are most of a first cycle
                     # (test_github.py covers them), and a GitHub API URL of its own keeps it off.
                     "STARFEED_GITHUB_API_URL": f"http://127.0.0.1:{no_github}", **settings}
@@ -67,6 +69,11 @@ class LocalRun:
     def sources(self) -> dict:
         return {s["url"]: s for s in json.loads(self.cli("source", "list", "--json"))}
 
+    def state_of(self, url: str) -> str | None:
+        """The source's state through the REST API: a poll that starts no process of its own."""
+        feeds = requests.get(self.base + "/api/v1/feeds", timeout=5).json()["feeds"]
+        return next((f["state"] for f in feeds if f["url"] == url), None)
+
     def wait_until(self, condition, seconds: float = 30) -> None:
         def holds():
             if self.process.poll() is not None:
@@ -85,7 +92,7 @@ class LocalRun:
 
 
 def test_a_first_run_serves_the_demo_feeds_stops_cleanly_and_reset_moves_its_state_aside(tmp_path):
-    run = LocalRun(tmp_path, STARFEED_SCHEDULE_RATE="rate(1 minute)")  # up, or fails within 30 s
+    run = LocalRun(tmp_path, STARFEED_SCHEDULE_RATE="rate(1 minute)", STARFEED_DEMO="1")  # up, or fails within 30 s
     try:
         response = requests.get(run.base + "/feed.xml", timeout=5)
         assert response.headers["Content-Type"].startswith("application/rss+xml")
@@ -112,7 +119,7 @@ def test_sources_schedule_and_entries_survive_a_restart_without_their_origin(tmp
                                                    title="Kept", newest=time.time() + 120)))
     first = LocalRun(tmp_path)
     added = first.cli("source", "add", url).split()[1]
-    first.wait_until(lambda: first.sources()[url]["status"] == "ok")
+    first.wait_until(lambda: first.state_of(url) == "ok")
     before = first.sources()[url]
     output = first.stop()
     assert first.process.returncode == 0 and "Traceback" not in output
@@ -140,12 +147,12 @@ def test_a_hard_kill_loses_at_most_one_interval(tmp_path):
     url = origin.serve("/killed.xml", Reply(200, rss(("z", "Survivor"))))
     first = LocalRun(tmp_path, STARFEED_SNAPSHOT_INTERVAL="1")
     first.cli("source", "add", url)
-    first.wait_until(lambda: first.sources()[url]["status"] == "ok")
+    first.wait_until(lambda: first.state_of(url) == "ok")
     first.wait_until(lambda: _saved_status(tmp_path / SNAPSHOT_FILE, url) == "ok")  # the next snapshot
     first.stop(signal.SIGKILL)
     second = LocalRun(tmp_path)
     try:
-        assert second.sources()[url]["status"] == "ok"
+        assert second.state_of(url) == "ok"
     finally:
         second.stop()
         origin.close()
@@ -163,6 +170,7 @@ def test_a_corrupt_snapshot_is_moved_aside_with_one_clear_line(tmp_path):
     assert len(aside) == 1 and str(aside[0]) in lines[0]
     assert aside[0].read_bytes() == content
     assert "no saved state" not in output  # one line, not two
+    assert "no demo feeds (STARFEED_DEMO=0)" in output and "subscribed the demo" not in output
 
 
 def test_the_state_folder_holds_nothing_secret(tmp_path):
@@ -182,7 +190,7 @@ def test_ctrl_c_while_starting_still_stops_cleanly(tmp_path):
     """A Ctrl+C before the stack answers must not leave its worker threads running."""
     api_port, demo_port, no_github = free_ports(3)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "STARFEED_"))},
-           "STARFEED_STATE_DIR": str(tmp_path), "STARFEED_PORT": str(api_port),
+           "STARFEED_STATE_DIR": str(tmp_path), "STARFEED_PORT": str(api_port), "STARFEED_DEMO": "0",
            "STARFEED_DEMO_PORT": str(demo_port), "STARFEED_GITHUB_API_URL": f"http://127.0.0.1:{no_github}"}
     process = subprocess.Popen([sys.executable, "-m", "starfeed.cli", "local", "run"], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -114,7 +114,7 @@ def run() -> int:
 def start_github_demo() -> GitHubSim | None:
     """Without a token of the user's, a simulated GitHub on loopback stands in, so the demo shows
     the GitHub stars feature too. Its accounts and stars are the same all day, across restarts."""
-    if os.environ.get(TOKEN_ENV) or os.environ.get("STARFEED_GITHUB_API_URL"):
+    if os.environ.get(TOKEN_ENV) or os.environ.get("STARFEED_GITHUB_API_URL") or not demo_wanted():
         return None
     day = time.time() // 86400 * 86400
     accounts = population(12, day - 3 * 86400, day + 2 * 86400, busier=20)
@@ -126,6 +126,11 @@ def start_github_demo() -> GitHubSim | None:
         return None
     os.environ.update({"STARFEED_GITHUB_API_URL": sim.url, TOKEN_ENV: sim.token})
     return sim
+
+
+def demo_wanted() -> bool:
+    """STARFEED_DEMO=0 starts with no demo feeds and no simulated GitHub: an empty starfeed."""
+    return os.environ.get("STARFEED_DEMO", "1").strip() != "0"
 
 
 def initial_sources() -> tuple[OpmlDocument | None, int]:
@@ -175,6 +180,9 @@ def subscribe_initial_sources(storage: Storage, github_sim: GitHubSim | None = N
                      " (a simulated GitHub for the demo)" if github_sim else "")
     demo_url = f"http://127.0.0.1:{demo_port}/"
     if sources and not any(s.url.startswith(demo_url) for s in sources):
+        return None
+    if not sources and not demo_wanted():
+        log.info("no sources yet, and no demo feeds (STARFEED_DEMO=0): add yours with `starfeed source add URL`")
         return None
     # The demo origin keeps its port, so restored demo subscriptions still resolve.
     try:
