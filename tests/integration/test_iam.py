@@ -60,6 +60,8 @@ def _logical(resource) -> tuple[str, str]:
     text = resource["Fn::Sub"]
     if "${GitHubTokenName}" in text:
         return "GitHubTokenName", ""
+    if "${SourceSecretsPath}" in text:
+        return "SourceSecretsPath", ""
     if "${BedrockModelId}" in text:
         return "BedrockModelId", ""
     name, _, rest = text.partition(".Arn}")
