@@ -124,7 +124,8 @@ def failure_class(http_status: int | None, refused: bool = False) -> FailureClas
         return FailureClass.ROBOTS if refused else FailureClass.NETWORK
     if http_status >= 500:
         return FailureClass.SERVER
-    return {401: FailureClass.CREDENTIALS, 403: FailureClass.CREDENTIALS, 404: FailureClass.GONE,
+    return {401: FailureClass.CREDENTIALS, 403: FailureClass.CREDENTIALS, 407: FailureClass.CREDENTIALS,
+            404: FailureClass.GONE,
             410: FailureClass.GONE, 429: FailureClass.RATE_LIMITED}.get(
         http_status, FailureClass.CLIENT if http_status >= 400 else FailureClass.CONTENT)
 

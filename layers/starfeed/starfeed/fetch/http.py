@@ -356,6 +356,9 @@ def _reason(exc: Exception, settings: Settings, deadline: _Deadline) -> tuple[st
         return f"{FailureClass.TIMEOUT.words}: the server did not answer in time", True, FailureClass.TIMEOUT
     if isinstance(exc, requests.exceptions.SSLError):  # a certificate a retry does not mend
         return f"{FailureClass.TLS.words}: {_root_cause(exc)}", False, FailureClass.TLS
+    if isinstance(exc, requests.exceptions.ConnectionError) and _proxy_refused_credentials(exc):
+        return (f"{FailureClass.CREDENTIALS.words}: the proxy refuses its credentials ({_root_cause(exc)}): give the "
+                "source's --proxy again with user:password@"), False, FailureClass.CREDENTIALS
     if isinstance(exc, requests.exceptions.ConnectionError):
         return f"{FailureClass.NETWORK.words}: {_root_cause(exc)}", True, FailureClass.NETWORK
     if isinstance(exc, requests.exceptions.RequestException):
@@ -379,6 +382,17 @@ def _read_limited(response: requests.Response, settings: Settings, deadline: _De
         if not deadline.expired.is_set():
             raise
     return b"".join(chunks)
+
+
+def _proxy_refused_credentials(exc: BaseException) -> bool:
+    """A SOCKS5 proxy's refused login (PySocks' SOCKS5AuthError), or an HTTP proxy's 407 to CONNECT:
+    no retry mends either."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if type(seen).__name__ == "SOCKS5AuthError" or " 407 " in f" {seen} ":
+            return True
+        seen = seen.__context__ if seen.__context__ is not seen else None
+    return False
 
 
 def _root_cause(exc: BaseException) -> str:
