@@ -108,6 +108,9 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         add_source(storage, site.serve("/iam-page", Reply(200, b"<html><body><p>A page.</p></body></html>",
                                                                   {"Content-Type": "text/html"})),
                    hour_ago, kind="website")
+        # A feed asked for with a cookie: its secret read from the token store by the fetcher alone.
+        assert main(["source", "add", origin.serve("/iam-cookie.xml", Reply(200, rss(("ic1", "Cookie")))),
+                     "--cookie", "session=iam", "--no-check"]) == 0
         assert main(["github", "sync"]) == 0
         storage.client("dynamodb").delete_item(TableName=storage.settings.stats_table, Key={"day": {"S": "pace"}})
         for _ in range(3):  # the follow list, then its accounts' stars
