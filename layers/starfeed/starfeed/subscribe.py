@@ -184,6 +184,16 @@ def _asking(options: RequestOptions, secrets: Secrets, settings: Settings) -> As
         raise Refused(str(exc)) from None
 
 
+def _source_asking(storage: Storage, source: Source) -> Asking:
+    """How the fetcher asks for this source, or Refused when its stored options cannot be used."""
+    from starfeed.fetch.document import source_asking  # the fetcher's: not on the api's cold start
+
+    ask = source_asking(storage, source)
+    if not isinstance(ask, Asking):
+        raise Refused(ask.error or "its request options cannot be used")
+    return ask
+
+
 def _store_secrets(storage: Storage, url: str, options: RequestOptions, secrets: Secrets) -> str | None:
     """Its secret values written to the token store under a new name, which options then holds
     (None when it has none)."""
@@ -322,8 +332,8 @@ def set_selectors(storage: Storage, source_id: str, changes: dict[str, str | Non
     checked = None
     if not no_check:
         _robots_allow(source.url, storage.settings)
-        inspection = inspect_fetched(source.url, fetch(source.url, storage.settings), storage.settings,
-                                     selectors=selectors)
+        result = fetch(source.url, storage.settings, ask=_source_asking(storage, source))
+        inspection = inspect_fetched(source.url, result, storage.settings, selectors=selectors)
         if inspection.error:
             raise Refused(f"{source.url}: {unsubscribed(inspection.error)}; the selectors stay as they were "
                           "(--no-check changes them without reading the page)")
@@ -568,7 +578,7 @@ def checked(feeds: list[OpmlFeed], settings: Settings, no_check: bool,
         with lock:
             per_host = hosts.setdefault(host_key_of(feed.url), threading.Semaphore(CHECKS_PER_HOST))
         with per_host:
-            result = fetch(feed.url, settings)
+            result = fetch(feed.url, settings, ask=asking(None, None, settings))  # STARFEED_PROXY, if set
         if not result.error and looks_like_html(result.body, result.headers.get("Content-Type")):
             return None, ("an HTML page, not a feed: `starfeed source add URL` subscribes to the feed "
                           "it announces")
