@@ -172,7 +172,7 @@ class GuardedAdapter(HTTPAdapter):
 
     def proxy_manager_for(self, proxy, **proxy_kwargs):
         """Connections to the proxy itself: its address is allowed because a person named it (the
-        target's is checked before the request, _check_target). An HTTP(S) proxy's sockets still
+        target's is checked before each request, guard.check_host). An HTTP(S) proxy's sockets still
         come from guard.connect, so the fetch's deadline shuts them."""
         manager = super().proxy_manager_for(proxy, **proxy_kwargs)
         if not proxy.lower().startswith("socks"):

@@ -56,8 +56,8 @@ class Feed(BaseModel):
     last_error: str | None = Field(description="the last fetch's failure in full, in words a user can act on")
     failure_class: str | None = Field(description="what the last fetch's failure was: blocked (bot protection), "
                                       "rate-limited, credentials, gone, dns, tls, timeout, network, robots, 4xx, "
-                                      "5xx, not-a-feed, content or starfeed (a stage of its own); null when it "
-                                      "succeeded")
+                                      "5xx, not-a-feed, content, options (its request options cannot be used) "
+                                      "or starfeed (a stage of its own); null when it succeeded")
     failure_words: str | None = Field(description="that failure in a few words, the vendor of a bot protection named: "
                                 "\"blocked by bot protection (Cloudflare)\", \"rate-limited by the site\", "
                                 "\"timed out\"; null when it succeeded")
