@@ -23,6 +23,9 @@ class Reply:
 class Origin:
     def __init__(self):
         self.routes: dict[str, Reply | list[Reply]] = {}
+        # Paths answered only to requests carrying these headers' values, or from this address.
+        self.required: dict[str, tuple[dict[str, str], str | None]] = {}
+        self.clients: list[tuple[str, str]] = []  # (path, the address each request came from)
         self.requests: list[tuple[str, dict[str, str]]] = []
         origin = self
 
@@ -30,8 +33,12 @@ class Origin:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self):
-                origin.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                origin.requests.append((self.path, headers))
+                origin.clients.append((self.path, self.client_address[0]))
                 reply = origin._next(self.path)
+                if not origin._admits(self.path, headers, self.client_address[0]):
+                    reply = Reply(403, b"not for you")
                 time.sleep(reply.delay)
                 self.send_response(reply.status)
                 for name, value in reply.headers.items():
@@ -66,9 +73,18 @@ class Origin:
             return reply.pop(0) if len(reply) > 1 else reply[0]
         return reply
 
-    def serve(self, path: str, *replies: Reply) -> str:
+    def serve(self, path: str, *replies: Reply, requires: dict[str, str] | None = None,
+              client: str | None = None) -> str:
+        """requires: a request without each header holding its value gets 403; client: so does
+        one from another address (a loopback proxy connects from another one)."""
         self.routes[path] = list(replies) if len(replies) > 1 else replies[0]
+        if requires or client:
+            self.required[path] = ({k.lower(): v for k, v in (requires or {}).items()}, client)
         return self.url + path
+
+    def _admits(self, path: str, headers: dict[str, str], client: str) -> bool:
+        required, address = self.required.get(path, ({}, None))
+        return all(value in headers.get(name, "") for name, value in required.items()) and address in (None, client)
 
     def hits(self, path: str) -> list[dict[str, str]]:
         return [headers for p, headers in self.requests if p == path]

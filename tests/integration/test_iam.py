@@ -60,6 +60,8 @@ def _logical(resource) -> tuple[str, str]:
     text = resource["Fn::Sub"]
     if "${GitHubTokenName}" in text:
         return "GitHubTokenName", ""
+    if "${SourceSecretsPath}" in text:
+        return "SourceSecretsPath", ""
     if "${BedrockModelId}" in text:
         return "BedrockModelId", ""
     name, _, rest = text.partition(".Arn}")
@@ -106,6 +108,9 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         add_source(storage, site.serve("/iam-page", Reply(200, b"<html><body><p>A page.</p></body></html>",
                                                                   {"Content-Type": "text/html"})),
                    hour_ago, kind="website")
+        # A feed asked for with a cookie: its secret read from the token store by the fetcher alone.
+        assert main(["source", "add", origin.serve("/iam-cookie.xml", Reply(200, rss(("ic1", "Cookie")))),
+                     "--cookie", "session=iam", "--no-check"]) == 0
         assert main(["github", "sync"]) == 0
         storage.client("dynamodb").delete_item(TableName=storage.settings.stats_table, Key={"day": {"S": "pace"}})
         for _ in range(3):  # the follow list, then its accounts' stars
@@ -188,6 +193,8 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         current = rss(("ia2", "Current"), extra=f'<atom:link rel="prev-archive" href="{archived}"/>').replace(
             b'<rss version="2.0">', b'<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">')
         walked = add_source(storage, origin.serve("/iam-arch/feed.xml", Reply(200, current)), hour_ago, ["iam"])[0]
+        # Asked for with a cookie: the walk reads the source's secret request options too.
+        assert main(["source", "set", walked.source_id, "--cookie", "session=iam", "--no-check"]) == 0
         assert api_call(stack, "POST", f"/api/v1/feeds/{walked.source_id}/backfill")["statusCode"] == 202
         stack.drain()
         assert storage.sources.get(walked.source_id).history["entries"] == 2  # the feed's own and the archive's
@@ -246,10 +253,12 @@ def test_every_function_is_granted_exactly_what_its_code_calls(scenario):
     assert sorted(allowed - used) == [], "grants no code path used"
 
 
-def test_the_github_token_is_readable_by_the_fetcher_alone():
+def test_the_github_token_is_readable_by_the_fetcher_alone_and_the_sources_secrets_by_the_fetchers():
     for store, action in (("ssm", "ssm:GetParameter"), ("secretsmanager", "secretsmanager:GetSecretValue")):
-        readers = {f for f in FUNCTIONS for grant in granted(f, store) if grant[1] == action}
-        assert readers == {"FetcherFunction"}, store
+        for secret, allowed in (("GitHubTokenName", {"FetcherFunction"}),
+                                ("SourceSecretsPath", {"FetcherFunction", "HistoryFunction"})):
+            readers = {f for f in FUNCTIONS for grant in granted(f, store) if grant[1:3] == (action, secret)}
+            assert readers == allowed, (store, secret)
 
 
 def test_only_the_enricher_calls_bedrock_and_only_its_model():

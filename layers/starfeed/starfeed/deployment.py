@@ -19,7 +19,8 @@ OUTPUT_SETTINGS = {
     "GitHubTokenStore": "STARFEED_GITHUB_TOKEN_STORE", "GitHubTokenName": "STARFEED_GITHUB_TOKEN_NAME",
     "GitHubApiUrl": "STARFEED_GITHUB_API_URL", "EnrichQueueUrl": "ENRICH_QUEUE_URL", "Analyzer": "STARFEED_ANALYZER",
     "EventBusName": "EVENT_BUS_NAME", "ApiUrl": "STARFEED_PUBLIC_URL", "HistoryQueueUrl": "HISTORY_QUEUE_URL",
-    "AnalyzerDailyCalls": "STARFEED_ANALYZER_DAILY_CALLS", "AnalyzerDailyTokens": "STARFEED_ANALYZER_DAILY_TOKENS"}
+    "AnalyzerDailyCalls": "STARFEED_ANALYZER_DAILY_CALLS", "AnalyzerDailyTokens": "STARFEED_ANALYZER_DAILY_TOKENS",
+    "SourceSecretsPath": "STARFEED_SOURCE_SECRETS_PATH", "Proxy": "STARFEED_PROXY"}
 
 
 class NoStack(Exception):

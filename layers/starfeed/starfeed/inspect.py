@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from starfeed.fetch.http import FetchResult, fetch
+from starfeed.fetch.http import Asking, FetchResult, fetch
 from starfeed.kinds.registry import FEED, SELECTORS, WEBSITE
 from starfeed.model import FailureClass, Selectors, Source, document_failure, source_id_for
 from starfeed.parse.ingest import Ingested, ingest
@@ -58,13 +58,15 @@ NEXT_STEPS = {
     FailureClass.TIMEOUT: "the site is slow or sends its answer a trickle at a time: try again later, or a proxy "
                           "(--proxy) if it slows down only starfeed",
     FailureClass.ROBOTS: "the site asks crawlers to keep off this page: subscribe to its feed instead",
+    FailureClass.OPTIONS: "give its options again: `starfeed source set ID --header ... --cookie ... --proxy ...`",
     FailureClass.NOT_A_FEED: "subscribe to the feed the page names (`starfeed source add` of the page takes it), or "
                              "add the page with --website to follow its article",
 }
 
 
 def inspect(target: str, settings: Settings, *, website: bool = False, unfiltered: bool = False,
-            now: float | None = None, backfill: int = 0, selectors: Selectors | None = None) -> Inspection:
+            now: float | None = None, backfill: int = 0, selectors: Selectors | None = None,
+            ask: Asking | None = None) -> Inspection:
     """As for a new source; unfiltered keeps every parsed entry (no age or domain filters).
     backfill: the new source's --backfill, so the counts are those of its first fetch. A target
     without "://" is a file; a missing one is reported as such. selectors: a page read by them
@@ -77,7 +79,7 @@ def inspect(target: str, settings: Settings, *, website: bool = False, unfiltere
     if "://" not in target:
         return inspect_file(target, settings, website=website, unfiltered=unfiltered, now=now,
                             backfill=backfill, selectors=selectors)
-    return inspect_fetched(target, fetch(target, settings), settings, website=website,
+    return inspect_fetched(target, fetch(target, settings, ask=ask), settings, website=website,
                            unfiltered=unfiltered, now=now, backfill=backfill, selectors=selectors)
 
 

@@ -79,6 +79,7 @@ class FailureClass(StrEnum):
     SERVER = "5xx"
     NOT_A_FEED = "not-a-feed"  # an HTML page, or a document in no feed format
     CONTENT = "content"  # another answer that is no usable document
+    OPTIONS = "options"  # not asked: its request options cannot be used (a secret unreadable, a bad proxy)
 
     @property
     def words(self) -> str:
@@ -105,10 +106,12 @@ _FAILURE_WORDS = {
     FailureClass.NETWORK: "could not connect", FailureClass.ROBOTS: "refused by robots.txt",
     FailureClass.CLIENT: "refused by the server", FailureClass.SERVER: "server error",
     FailureClass.NOT_A_FEED: "not a feed", FailureClass.CONTENT: "not a usable document",
+    FailureClass.OPTIONS: "unusable options",
 }
 _METRIC = {
+    # robots.txt's refusal: the publisher's 403; options that cannot be used: the person's 4xx.
     **dict.fromkeys((FailureClass.BLOCKED, FailureClass.RATE_LIMITED, FailureClass.CREDENTIALS, FailureClass.GONE,
-                     FailureClass.ROBOTS), FailureClass.CLIENT.value),  # robots.txt's refusal: the publisher's 403
+                     FailureClass.ROBOTS, FailureClass.OPTIONS), FailureClass.CLIENT.value),
     **dict.fromkeys((FailureClass.DNS, FailureClass.TLS, FailureClass.TIMEOUT), FailureClass.NETWORK.value),
     FailureClass.NOT_A_FEED: FailureClass.CONTENT.value,
 }
@@ -121,7 +124,8 @@ def failure_class(http_status: int | None, refused: bool = False) -> FailureClas
         return FailureClass.ROBOTS if refused else FailureClass.NETWORK
     if http_status >= 500:
         return FailureClass.SERVER
-    return {401: FailureClass.CREDENTIALS, 403: FailureClass.CREDENTIALS, 404: FailureClass.GONE,
+    return {401: FailureClass.CREDENTIALS, 403: FailureClass.CREDENTIALS, 407: FailureClass.CREDENTIALS,
+            404: FailureClass.GONE,
             410: FailureClass.GONE, 429: FailureClass.RATE_LIMITED}.get(
         http_status, FailureClass.CLIENT if http_status >= 400 else FailureClass.CONTENT)
 
@@ -287,6 +291,29 @@ class Selectors:
 
 
 @dataclass
+class RequestOptions:
+    """How a source is asked for, as a person set it (`source add URL --header ... --cookie ...
+    --proxy ...`, docs/design.md#request-options). Secret values are not here: the token store
+    keeps them under `secret`; this names them."""
+
+    headers: list[list[str]] = field(default_factory=list)  # [name, value]: headers that are no credential
+    secret_headers: list[str] = field(default_factory=list)  # names of headers whose values are secret
+    user_agent: str | None = None  # instead of starfeed's own
+    cookies: list[str] = field(default_factory=list)  # names; their values are secret
+    proxy: str | None = None  # scheme://host:port, without credentials
+    proxy_credentials: bool = False  # its user and password are secret
+    secret: str | None = None  # the token store's name for its secret values (a new one each change)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.headers or self.secret_headers or self.user_agent or self.cookies or self.proxy)
+
+    @property
+    def has_secrets(self) -> bool:
+        return bool(self.secret_headers or self.cookies or self.proxy_credentials)
+
+
+@dataclass
 class Source:
     source_id: str = field(metadata=SET_BY_HAND)
     url: str
@@ -363,6 +390,8 @@ class Source:
     timeline: TimelineState | None = None
     # A page read by CSS selectors: how it is read, as a person set it (`source add URL --items ...`).
     selectors: Selectors | None = by_hand()
+    # Its own headers, user agent, cookies and proxy (None: starfeed's defaults).
+    request: RequestOptions | None = by_hand()
 
     @property
     def host(self) -> str:

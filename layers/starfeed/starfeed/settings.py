@@ -97,6 +97,12 @@ class Settings:
     retry_backoff: float = 0.5  # first pause before retrying a 5xx or network fault
     # "1": fetch any address; "0": public addresses only; or networks to allow, "127.0.0.0/8".
     allow_private_networks: str = "0"
+    # The egress proxy of every source without one of its own (docs/design.md#request-options):
+    # http://, https://, socks5:// or socks5h:// HOST:PORT; empty: none.
+    proxy: str = ""
+    # Where the token store keeps sources' secret request options: one SSM parameter (or Secrets
+    # Manager secret) per source under this path.
+    source_secrets_path: str = "starfeed/source-options"
     redirect_persistence: int = 3  # fetches a permanent redirect must persist to move a source
     fetch_history: int = 10  # see decision_history
     # Parsing and normalization.

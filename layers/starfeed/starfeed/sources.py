@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from starfeed.model import Selectors, Source, root_domain_of, source_id_for
+from starfeed.model import RequestOptions, Selectors, Source, root_domain_of, source_id_for
 from starfeed.store import Storage
 from starfeed.store.limits import PARTITION_KEY_BYTES
 
@@ -24,13 +24,15 @@ COLLECTION_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 def new_source(url: str, now: float, collections: list[str] | None = None, *, kind: str = "feed",
                enforce_feed_domain: bool = False, jitter: float = 0.0, backfill: int = 0,
-               no_root_domain: bool = False, deframe: bool = False, selectors: Selectors | None = None) -> Source:
+               no_root_domain: bool = False, deframe: bool = False, selectors: Selectors | None = None,
+               request: RequestOptions | None = None) -> Source:
     """jitter: the startup jitter (docs/design.md#startup-jitter), so a bulk import does not hit
     every host at once. backfill: the first fetch keeps the newest N entries whatever the filters
     say (docs/design.md#backfill). The root domain (docs/design.md#root-domain) is derived from the
     URL here, once, unless no_root_domain (`source add --no-root-domain`: left empty; `starfeed
     root-domain set` gives one later). selectors: how a page without a feed is read
-    (docs/design.md#selectors), refused when one of them cannot be used."""
+    (docs/design.md#selectors), refused when one of them cannot be used. request: its request
+    options (docs/design.md#request-options), checked already, their secrets stored."""
     url = url.strip()
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
@@ -54,7 +56,7 @@ def new_source(url: str, now: float, collections: list[str] | None = None, *, ki
                   next_check_at=now + random.uniform(0, jitter) if jitter else now,
                   collections=list(collections or []), kind=kind,
                   enforce_feed_domain=enforce_feed_domain, backfill=backfill, deframe=deframe, selectors=selectors,
-                  root_domain=None if no_root_domain else root_domain_of(url) or None)
+                  request=request, root_domain=None if no_root_domain else root_domain_of(url) or None)
 
 
 def spelled(url: str) -> str:

@@ -12,13 +12,14 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 
-from starfeed.fetch.http import fetch
+from starfeed.fetch.http import Asking, asking, fetch
+from starfeed.fetch.options import Asked, OptionError, Secrets, apply
 from starfeed.fetch.stage import describe
 from starfeed.inspect import Inspection, inspect_fetched
 from starfeed.kinds.github import timeline_stopped
 from starfeed.kinds.github_following import new_following
 from starfeed.kinds.registry import FEED, SELECTORS, WEBSITE, kind_of
-from starfeed.model import Selectors, Source, host_key_of
+from starfeed.model import RequestOptions, Selectors, Source, host_key_of
 from starfeed.parse.html import FeedLink, discover_feeds, looks_like_html
 from starfeed.render import SOURCES_SUMMARY
 from starfeed.settings import Settings
@@ -44,14 +45,14 @@ class Checked:
 
 
 def check(url: str, settings: Settings, pick: int | None, *, website: bool = False, backfill: int = 0,
-          selectors: Selectors | None = None) -> Checked:
+          selectors: Selectors | None = None, ask: Asking | None = None) -> Checked:
     """An HTML page gives the feed it announces (pick: the Nth; 0: only list them), unless it is
     followed as a website or read by selectors. A URL that cannot be read is refused, and so is a
     page where a selector finds nothing."""
     crawled = website or selectors is not None
     if crawled:  # a page starfeed will crawl: its robots.txt decides before it is fetched
         _robots_allow(url, settings)
-    result = fetch(url, settings)
+    result = fetch(url, settings, ask=ask)
     feeds, picked_first = [], False
     if not crawled and not result.error and looks_like_html(result.body, result.headers.get("Content-Type")):
         _robots_allow(result.url, settings)  # its links are crawled only where robots.txt allows
@@ -66,7 +67,7 @@ def check(url: str, settings: Settings, pick: int | None, *, website: bool = Fal
         if not 0 <= index < len(feeds):
             raise Refused(f"--pick {pick}: the page announces {len(feeds)} feed(s)")
         url = feeds[index].url
-        result = fetch(url, settings)
+        result = fetch(url, settings, ask=ask)
     inspection = inspect_fetched(url, result, settings, website=website, backfill=backfill, selectors=selectors)
     if inspection.error:
         raise Refused(f"{url}: {unsubscribed(inspection.error)}; not subscribed (fix the URL, or add --no-check "
@@ -89,13 +90,17 @@ class Subscription:
 def subscribe_url(storage: Storage, url: str, now: float, *, collections: list[str] | None = None,
                   backfill: int = 0, website: bool = False, pick: int | None = None, no_check: bool = False,
                   enforce_domain: bool = False, no_root_domain: bool = False,
-                  deframe: bool = False, selectors: Selectors | None = None) -> Subscription:
+                  deframe: bool = False, selectors: Selectors | None = None,
+                  asked: Asked | None = None) -> Subscription:
     """Subscribe as a person would: a URL starfeed cannot take is refused before any fetch; one
     subscribed already is found (and restored if it was removed); else it is fetched once (an HTML
     page gives the feed it announces, the Nth with pick; pick 0 only lists them) and subscribed,
-    due now. selectors: a page read by them (docs/design.md#selectors). Raises Refused with the reason."""
+    due now. selectors: a page read by them (docs/design.md#selectors). asked: its request options
+    (docs/design.md#request-options), refused when one cannot be used; their secret values go to the
+    token store. Raises Refused with the reason."""
     if website and selectors is not None:
         raise Refused("--website follows a page's main article, --items reads its list: give one or the other")
+    request, secrets = _options(asked or Asked(), None, None)
     kind = (SELECTORS if selectors is not None else WEBSITE if website else FEED).name
     try:
         url = new_source(url, 0, collections, kind=kind, backfill=backfill, no_root_domain=True,
@@ -107,22 +112,28 @@ def subscribe_url(storage: Storage, url: str, now: float, *, collections: list[s
         raise Refused(f"{url} is this starfeed's own URL: subscribing would feed starfeed its own entries")
     asked = {"collections": collections or [], "website": website, "backfill": backfill,
              "enforce_domain": enforce_domain, "no_root_domain": no_root_domain, "deframe": deframe,
-             "selectors": selectors}
+             "selectors": selectors, "request": request.configured}
     if (existing := subscribed(storage, [url]).get(url)) is not None:
         return _found(storage, existing, now, asked)
     checked = None
     if not no_check:
-        checked = check(url, storage.settings, pick, website=website, backfill=backfill, selectors=selectors)
+        checked = check(url, storage.settings, pick, website=website, backfill=backfill, selectors=selectors,
+                        ask=_asking(request, secrets, storage.settings))
         if checked.inspection is None:
             return Subscription("listed", None, checked)
         url = checked.url
+    stored = _store_secrets(storage, url, request, secrets)
     try:
         source, created = add_source(storage, url, now, collections, kind=kind, enforce_feed_domain=enforce_domain,
                                      backfill=backfill, no_root_domain=no_root_domain, deframe=deframe,
-                                     selectors=selectors)
+                                     selectors=selectors, request=request if request.configured else None)
     except BadSource as exc:
+        if stored:
+            storage.secrets.delete_source_secret(stored)
         raise Refused(str(exc)) from None
     if not created:
+        if stored:
+            storage.secrets.delete_source_secret(stored)
         return _found(storage, source, now, asked, checked)
     request_renders(storage)
     return Subscription("added", source, checked)
@@ -153,9 +164,101 @@ def _found(storage: Storage, source: Source, now: float, asked: dict, checked: C
             "enforce_domain": (asked.get("enforce_domain") and not source.enforce_feed_domain, "not changeable"),
             "backfill": (asked.get("backfill", 0) > 0, "only a first fetch backfills"),
             "no_root_domain": (asked.get("no_root_domain") and source.root_domain is not None,
-                               "`starfeed root-domain clear ID`")}
+                               "`starfeed root-domain clear ID`"),
+            "request options": (asked.get("request"), "`starfeed source set ID --header ... --cookie ... --proxy ...`")}
     return Subscription(outcome, source, checked, joined,
                         [f"{name} ({how})" for name, (ignored, how) in kept.items() if ignored])
+
+
+def _options(asked: Asked, options: RequestOptions | None, secrets: Secrets | None) -> tuple[RequestOptions, Secrets]:
+    try:
+        return apply(asked, options, secrets)
+    except OptionError as exc:
+        raise Refused(str(exc)) from None
+
+
+def _asking(options: RequestOptions, secrets: Secrets, settings: Settings) -> Asking:
+    try:
+        return asking(options, secrets, settings)
+    except OptionError as exc:
+        raise Refused(str(exc)) from None
+
+
+def _source_asking(storage: Storage, source: Source) -> Asking:
+    """How the fetcher asks for this source, or Refused when its stored options cannot be used."""
+    from starfeed.fetch.document import source_asking  # the fetcher's: not on the api's cold start
+
+    ask = source_asking(storage, source)
+    if not isinstance(ask, Asking):
+        raise Refused(ask.error or "its request options cannot be used")
+    return ask
+
+
+def _store_secrets(storage: Storage, url: str, options: RequestOptions, secrets: Secrets) -> str | None:
+    """Its secret values written to the token store under a new name, which options then holds
+    (None when it has none)."""
+    from starfeed.model import source_id_for
+
+    if not options.has_secrets:
+        options.secret = None
+        return None
+    options.secret = storage.secrets.source_secret_name(source_id_for(url))
+    storage.secrets.put_source_secret(options.secret, secrets.stored())
+    return options.secret
+
+
+def global_proxy_of(source: Source, settings: Settings) -> str:
+    """STARFEED_PROXY, for a source whose kind is fetched with request options (its GitHub kinds
+    are not); else empty."""
+    return settings.proxy if kind_of(source).takes_request_options else ""
+
+
+def set_request(storage: Storage, source_id: str, asked: Asked, now: float, *,
+                no_check: bool = False) -> tuple[Source, Checked | None]:
+    """Change a source's request options (docs/design.md#request-options): those given replace its
+    own, the others stay. Unless no_check, it is fetched once with them first, and they are
+    refused when it cannot be read so. Its next fetch reads it whole."""
+    from starfeed.store.secrets import Unreadable
+
+    source = _existing(storage, source_id)
+    if not kind_of(source).takes_request_options:
+        raise Refused(f"{source_id} is read through GitHub's API, which takes no request options")
+    old = source.request
+    secrets = None
+    if old is not None and old.has_secrets:
+        try:
+            secrets = Secrets.of(storage.secrets.source_secret(old.secret or ""))
+        except (Unreadable, OptionError) as exc:
+            kept = [option for option, lost in (("--header", old.secret_headers and asked.headers is None),
+                                                ("--cookie", old.cookies and asked.cookies is None),
+                                                ("--proxy", old.proxy_credentials and asked.proxy is None
+                                                 and not asked.no_proxy)) if lost]
+            if kept:
+                raise Refused(f"its secret values cannot be read ({exc}): give {', '.join(kept)} again") from None
+    request, secrets = _options(asked, old, secrets)
+    checked = None
+    if not no_check:
+        kind = kind_of(source)
+        if kind.crawled:
+            _robots_allow(source.url, storage.settings)
+        result = fetch(source.url, storage.settings, ask=_asking(request, secrets, storage.settings))
+        inspection = inspect_fetched(source.url, result, storage.settings, website=source.selectors is None
+                                     and kind.crawled, selectors=source.selectors)
+        if inspection.error:
+            raise Refused(f"{source.url}: {unsubscribed(inspection.error)}; its request options stay as they were "
+                          "(--no-check changes them without fetching)")
+        checked = Checked(source.url, inspection)
+    stored = _store_secrets(storage, source.url, request, secrets)
+    fresh = {"request": request if request.configured else None, "etag": None, "last_modified": None,
+             "body_sha256": None, "body_stored_at": None, "next_check_at": now, "locked_until": None}
+    if not storage.sources.change(source_id, fresh):
+        if stored:
+            storage.secrets.delete_source_secret(stored)
+        raise Refused(f"no source with id {source_id}: see `starfeed source list`")
+    if old is not None and old.secret and old.secret != stored:
+        storage.secrets.delete_source_secret(old.secret)
+    source.request = fresh["request"]
+    return source, checked
 
 
 def _robots_allow(url: str, settings: Settings) -> None:
@@ -229,8 +332,8 @@ def set_selectors(storage: Storage, source_id: str, changes: dict[str, str | Non
     checked = None
     if not no_check:
         _robots_allow(source.url, storage.settings)
-        inspection = inspect_fetched(source.url, fetch(source.url, storage.settings), storage.settings,
-                                     selectors=selectors)
+        result = fetch(source.url, storage.settings, ask=_source_asking(storage, source))
+        inspection = inspect_fetched(source.url, result, storage.settings, selectors=selectors)
         if inspection.error:
             raise Refused(f"{source.url}: {unsubscribed(inspection.error)}; the selectors stay as they were "
                           "(--no-check changes them without reading the page)")
@@ -364,6 +467,8 @@ def purge(storage: Storage, source_id: str) -> int:
     # Entries first: a purge that fails half-way leaves the source, and purging again finishes.
     purged = storage.entries.purge(source_id, source.collections)
     storage.sources.delete(source_id)
+    if source.request is not None and source.request.secret:
+        storage.secrets.delete_source_secret(source.request.secret)
     _rerender(storage, source)
     return purged
 
@@ -473,7 +578,7 @@ def checked(feeds: list[OpmlFeed], settings: Settings, no_check: bool,
         with lock:
             per_host = hosts.setdefault(host_key_of(feed.url), threading.Semaphore(CHECKS_PER_HOST))
         with per_host:
-            result = fetch(feed.url, settings)
+            result = fetch(feed.url, settings, ask=asking(None, None, settings))  # STARFEED_PROXY, if set
         if not result.error and looks_like_html(result.body, result.headers.get("Content-Type")):
             return None, ("an HTML page, not a feed: `starfeed source add URL` subscribes to the feed "
                           "it announces")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from starfeed import deployment
+from starfeed.fetch.options import Asked
 from starfeed.model import Selectors
 from starfeed.store import Storage
 
@@ -48,6 +49,30 @@ def selectors_of(args: argparse.Namespace) -> Selectors | None:
         return None
     return Selectors(items=args.items or "", title=args.title or "", link=args.link or "",
                      date=args.date or None, summary=args.summary or None)
+
+
+def add_request_options(parser: argparse.ArgumentParser, description: str, clearing: bool = False) -> None:
+    """--header, --user-agent, --cookie, --proxy (and, to change them, --no-proxy): how a source is
+    asked for (docs/design.md#request-options)."""
+    group = parser.add_argument_group("request options", description)
+    group.add_argument("--header", action="append", metavar="'NAME: VALUE'",
+                       help="a header sent with each request (repeatable); credentials (Authorization, any name "
+                            "with token, key, auth or session) are kept in the token store and sent to the "
+                            "source's own origin only" + ("; --header '' removes them all" if clearing else ""))
+    group.add_argument("--user-agent", metavar="UA", help="instead of starfeed's own"
+                       + ("; an empty one gives starfeed's back" if clearing else ""))
+    group.add_argument("--cookie", action="append", metavar="'NAME=VALUE'",
+                       help="a cookie sent with each request to the source's own origin (repeatable), kept in "
+                            "the token store" + ("; --cookie '' removes them all" if clearing else ""))
+    group.add_argument("--proxy", metavar="URL", help="fetch it through this proxy: http://, https://, socks5:// "
+                       "or socks5h://[USER:PASSWORD@]HOST:PORT (its credentials kept in the token store)")
+    if clearing:
+        group.add_argument("--no-proxy", action="store_true", help="no proxy of its own (STARFEED_PROXY, if set)")
+
+
+def asked_of(args: argparse.Namespace) -> Asked:
+    return Asked(headers=args.header, user_agent=args.user_agent, cookies=args.cookie, proxy=args.proxy,
+                 no_proxy=getattr(args, "no_proxy", False))
 
 
 def describe(exc: Exception) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from starfeed.cli.common import CliError, add_selector_options, clip, count, selectors_of
+from starfeed.cli.common import CliError, add_request_options, add_selector_options, asked_of, clip, count, selectors_of
 from starfeed.deployment import fetch_settings
 
 
@@ -22,18 +22,31 @@ def add_commands(commands) -> None:
     add_selector_options(inspect, "Read the page as `source add URL --items SEL ...` would, to try the "
                          "selectors before subscribing: every item they find is listed (a new "
                          "subscription's first fetch keeps only those published after it).")
+    add_request_options(inspect, "Fetch it as `source add URL` with these options would, to try them before "
+                        "subscribing.")
     inspect.set_defaults(action=_inspect)
 
 
 def _inspect(args) -> int:
+    from starfeed.fetch.http import asking
+    from starfeed.fetch.options import OptionError, apply, described
     from starfeed.inspect import entry_lines, failure_lines, inspect, summary_lines
 
     selectors = selectors_of(args)
     if selectors is not None and args.website:
         raise CliError("--website reads a page's main article, --items its list: give one or the other")
+    settings = fetch_settings(args.stack)
+    try:
+        options, secrets = apply(asked_of(args), None, None)
+        ask = asking(options, secrets, settings)
+    except OptionError as exc:
+        raise CliError(str(exc)) from None
     # Selectors are tried on every item they find, whatever its date.
-    inspection = inspect(args.target, fetch_settings(args.stack), website=args.website,
-                         unfiltered=args.all or selectors is not None, backfill=args.backfill, selectors=selectors)
+    inspection = inspect(args.target, settings, website=args.website,
+                         unfiltered=args.all or selectors is not None, backfill=args.backfill, selectors=selectors,
+                         ask=ask)
+    if asked := described(options, settings.proxy):
+        print(f"asked:    with {asked}", file=sys.stderr)
     if inspection.error:
         print(f"starfeed: {args.target}: {inspection.error}", file=sys.stderr)
         for line in failure_lines(inspection):

@@ -14,8 +14,10 @@ from starfeed import subscribe
 from starfeed.cli.common import (
     SELECTOR_OPTIONS,
     CliError,
+    add_request_options,
     add_selector_options,
     ago,
+    asked_of,
     clip,
     connect,
     count,
@@ -24,10 +26,12 @@ from starfeed.cli.common import (
     until,
 )
 from starfeed.enrich.analysis import prompt_for
+from starfeed.fetch.options import described
+from starfeed.fetch.options import shown as shown_options
 from starfeed.fetch.stage import STAGES
 from starfeed.kinds.github import announced, live_timelines
 from starfeed.kinds.registry import kind_of
-from starfeed.model import FailureClass, Status, failure_words, outcome_of
+from starfeed.model import FailureClass, RequestOptions, Status, failure_words, outcome_of
 from starfeed.subscribe import Refused
 
 
@@ -64,6 +68,8 @@ def add_commands(commands) -> None:
     add_selector_options(add, "Subscribe to a page that publishes no feed: each item the --items selector "
                          "finds is an entry, with what --title, --link and, if given, --date and --summary "
                          "find inside it. `starfeed inspect URL --items SEL ...` tries them first.")
+    add_request_options(add, "How the source is asked for, when a site refuses starfeed's plain requests "
+                        "(`starfeed inspect URL` takes them too, to try them first).")
     add.set_defaults(action=_add)
     listing = source.add_parser("list", help="every source: state, polling, next check, entries, root "
                                 "domain (100 columns); removed sources with --deleted")
@@ -78,12 +84,14 @@ def add_commands(commands) -> None:
     listing.set_defaults(action=_list)
     _on_one_source(source, "show", _show, "everything about one source: its full last error, "
                    "what the filters dropped, its recent fetches")
-    selectors = _on_one_source(source, "set", _set_selectors, "change the CSS selectors a page without a feed "
-                               "is read by (checked on the page first)")
-    add_selector_options(selectors, "Only the selectors given change; an empty --date or --summary removes "
+    setting = _on_one_source(source, "set", _set_source, "change a source's request options, or the CSS "
+                             "selectors a page without a feed is read by (checked on the page first)")
+    add_selector_options(setting, "Only the selectors given change; an empty --date or --summary removes "
                          "it. The page is read once with them first, and they are refused when one finds "
                          "nothing; its next fetch reads it whole.")
-    selectors.add_argument("--no-check", action="store_true", help="change them without reading the page")
+    add_request_options(setting, "Only the options given change; the source is fetched once with them first, "
+                        "and they are refused when it cannot be read so.", clearing=True)
+    setting.add_argument("--no-check", action="store_true", help="change them without fetching first")
     _on_one_source(source, "sync", _sync, "fetch now: clear the error and the lease (not when disabled)")
     for verb, text in (("enable", "fetch and serve it again"), ("disable", "stop fetching and serving it")):
         _on_one_source(source, verb, _set, text)
@@ -119,7 +127,7 @@ def _add(args) -> None:
                                        backfill=args.backfill, website=args.website, pick=args.pick,
                                        no_check=args.no_check, enforce_domain=args.enforce_domain,
                                        no_root_domain=args.no_root_domain, deframe=args.deframe,
-                                       selectors=selectors_of(args))
+                                       selectors=selectors_of(args), asked=asked_of(args))
     except Refused as exc:
         raise CliError(str(exc)) from None
     source, checked = done.source, done.checked
@@ -147,6 +155,8 @@ def _add(args) -> None:
     print(f"added {source.source_id} {source.url}")
     print(f"root domain: {source.root_domain}" if source.root_domain else
           "root domain: none (--no-root-domain; `starfeed root-domain set ID DOMAIN` gives one)")
+    if asking := described(source.request, storage.settings.proxy):
+        print(f"asked with: {asking}")
     if checked is not None:
         from starfeed.inspect import first_fetch, found
 
@@ -245,6 +255,12 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
         for s in analysis_failing:
             for n, line in enumerate(textwrap.wrap(s.analysis_error, LIST_WIDTH - 4 - len(s.source_id) - 2)):
                 print(f"  {s.source_id if n == 0 else ' ' * len(s.source_id)}  {line}")
+    asked = [(s.source_id, words) for s in sources
+             if (words := described(s.request, subscribe.global_proxy_of(s, storage.settings)))]
+    if asked:
+        print("asked with their own request options, or through a proxy:")
+        for source_id, words in asked:
+            print(textwrap.fill(f"{source_id}  {words}", LIST_WIDTH, initial_indent="  ", subsequent_indent="    "))
     walks = [(s.source_id, history_state(s.history, now)) for s in sources if s.history]
     if walks:
         print("histories (the archive walked once, RFC 5005):")
@@ -393,6 +409,8 @@ def _show(args) -> None:
              ("enabled", "yes" if s.enabled else "no"),
              ("removed", when(s.deleted_at) if s.deleted_at is not None else "-"),
              ("root domain", s.root_domain or "-"), ("entries", f"{s.entry_count:,} stored"),
+             ("asked with", described(s.request, subscribe.global_proxy_of(s, storage.settings))
+                            or "starfeed's own headers, no proxy"),
              ("backfill", f"the first fetch kept the newest {s.backfill}" if s.backfill else "-"),
              ("enforce domain", "yes" if s.enforce_feed_domain else "no"),
              ("deframe", (f"on, prompt {prompt_for(s.prompt).version}" if s.deframe else "off")),
@@ -415,6 +433,8 @@ def shown(fields: dict) -> dict:
     fields["failure_class"] = fields.get("failure")
     fields["failure_words"] = failure_words(fields.get("failure"), fields.get("last_error"))
     fields.pop("push_secret", None)
+    request = fields.get("request")
+    fields["request"] = shown_options(RequestOptions(**request)) if isinstance(request, dict) else None
     if fields.get("push"):
         fields["push"] = {k: v for k, v in fields["push"].items() if k != "token"}
     return fields
@@ -471,13 +491,30 @@ def _tier(source) -> str:
     return kind_of(source).tier(source)
 
 
-def _set_selectors(args) -> None:
+def _set_source(args) -> None:
     changes = {role: getattr(args, role) for role, _ in SELECTOR_OPTIONS}
-    if all(value is None for value in changes.values()):
-        raise CliError("give the selectors to change: " + ", ".join(f"--{role}" for role, _ in SELECTOR_OPTIONS))
+    asked = asked_of(args)
+    if all(value is None for value in changes.values()) and not asked.given:
+        raise CliError("give the selectors or request options to change: " + ", ".join(
+            [f"--{role}" for role, _ in SELECTOR_OPTIONS] + ["--header", "--user-agent", "--cookie", "--proxy",
+                                                           "--no-proxy"]))
+    storage = connect(args.stack)
+    if asked.given:
+        try:
+            source, checked = subscribe.set_request(storage, args.id, asked, time.time(), no_check=args.no_check)
+        except Refused as exc:
+            raise CliError(str(exc)) from None
+        print(f"{source.source_id}: asked with "
+              f"{described(source.request, storage.settings.proxy) or 'starfeed own headers, no proxy'}")
+        if checked is not None:
+            from starfeed.inspect import found
+
+            print(f"found: {found(checked.inspection)}")
+        if all(value is None for value in changes.values()):
+            print("due now: the next scheduler run fetches it with them")
+            return
     try:
-        source, checked = subscribe.set_selectors(connect(args.stack), args.id, changes, time.time(),
-                                                  no_check=args.no_check)
+        source, checked = subscribe.set_selectors(storage, args.id, changes, time.time(), no_check=args.no_check)
     except Refused as exc:
         raise CliError(str(exc)) from None
     print(f"{source.source_id}: read by {selector_options(source.selectors)}")

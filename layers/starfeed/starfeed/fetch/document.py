@@ -18,7 +18,8 @@ from starfeed import observe
 from starfeed.fetch import robots
 from starfeed.fetch.entries import store_entries
 from starfeed.fetch.headers import freshness
-from starfeed.fetch.http import FetchResult, fetch
+from starfeed.fetch.http import Asking, FetchResult, asking, fetch
+from starfeed.fetch.options import OptionError, Secrets
 from starfeed.fetch.record import apply_decision, fetch_fields, publish_new, remember_fetch, store_raw, tap_new
 from starfeed.fetch.stage import StageFailed, describe, stage
 from starfeed.model import Document, FailureClass, FetchOutcome, Pace, Source, Status, document_failure, failure_class
@@ -30,6 +31,7 @@ from starfeed.settings import Settings
 from starfeed.store import Storage
 from starfeed.store.blobs import raw_fetch_key
 from starfeed.store.records import DAY
+from starfeed.store.secrets import Unreadable
 from starfeed.urlpolicy import redact
 from starfeed.websub import hub, subscription
 
@@ -58,9 +60,13 @@ def fetch_document(kind: DocumentKind, storage: Storage, source: Source, before:
     retries = observe.RetryCounter(time.sleep)
     try:
         with stage("fetch"), observe.span("http request", source_id=source.source_id, host=source.host):
-            result = (_fetch_page(storage, source, now, retries) if kind.crawled else
-                      fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified,
-                            sleep=retries))
+            ask = source_asking(storage, source)
+            if isinstance(ask, FetchResult):
+                result = ask  # its options cannot be used: not asked, and it says why
+            else:
+                result = (_fetch_page(storage, source, now, retries, ask) if kind.crawled else
+                          fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified,
+                                sleep=retries, ask=ask))
             observe.annotate(http_status=result.status)
         # The document parsed last time, byte for byte, is kept already and holds no new entry.
         same_document = _same_document(source, result, now, settings)
@@ -205,7 +211,27 @@ def _subscribe_if_announced(storage: Storage, source: Source, result: FetchResul
         log.warning("fetcher: %s: WebSub subscription not asked for: %s", redact(source.url), describe(exc))
 
 
-def _fetch_page(storage: Storage, source: Source, now: float, sleep=time.sleep) -> FetchResult:
+def source_asking(storage: Storage, source: Source) -> Asking | FetchResult:
+    """How the source is asked for: its options with their secret values from the token store,
+    and its proxy or STARFEED_PROXY; or, when one of them cannot be used, the failed fetch that
+    says why (that source alone fails, docs/design.md#request-options)."""
+    options = source.request
+    try:
+        secrets = None
+        if options is not None and options.has_secrets:
+            try:
+                secrets = Secrets.of(storage.secrets.source_secret(options.secret or ""))
+            except Unreadable as exc:
+                raise OptionError(f"its secret values: {exc}") from None
+        return asking(options, secrets, storage.settings)
+    except OptionError as exc:
+        why = (f"{FailureClass.OPTIONS.words}: {exc}; not fetched (`starfeed source set "
+               f"{source.source_id} ...` gives them again)")
+        return FetchResult(source.url, None, error=why, failure=FailureClass.OPTIONS)
+
+
+def _fetch_page(storage: Storage, source: Source, now: float, sleep=time.sleep,
+                ask: Asking | None = None) -> FetchResult:
     """A website source is crawled, so its host's robots.txt decides first; a page it disallows
     is not requested, and says why. A Crawl-delay holds the host for that long after the request."""
     allowed = robots.check(storage, source.url, now, storage.hosts.robots_known)
@@ -213,7 +239,7 @@ def _fetch_page(storage: Storage, source: Source, now: float, sleep=time.sleep) 
         why = f"{FailureClass.ROBOTS.words}: {allowed.reason} (not fetched; checked again when due)"
         return FetchResult(source.url, None, error=why, refused=True, failure=FailureClass.ROBOTS)
     result = fetch(source.url, storage.settings, etag=source.etag, last_modified=source.last_modified,
-                   sleep=sleep)
+                   sleep=sleep, ask=ask)
     if allowed.crawl_delay:
         storage.hosts.pause(source.host, now + allowed.crawl_delay,
                             f"Crawl-delay: {allowed.crawl_delay:g} s ({robots.robots_url(source.url)})")

@@ -161,12 +161,9 @@ def resolve(host: str, port: int) -> list[tuple]:
     return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
 
 
-def connect(host: str, port: int, allowed: Networks, timeout: float | None,
-            source_address: tuple[str, int] | None = None, socket_options: list | None = None,
-            watch: Callable[[socket.socket], None] | None = None) -> socket.socket:
-    """A socket to one of host's addresses, each checked before any is tried: the addresses
-    connected to are exactly those judged. watch sees each socket before it connects (a fetch's
-    deadline shuts it down, however long the connect or a later read would block)."""
+def check_host(host: str, port: int, allowed: Networks) -> list[tuple]:
+    """The host resolved once and every address checked, or Refused (Unresolved). Through a proxy,
+    which opens the connection itself, this is the check connect() makes."""
     name = host.strip("[]")
     try:
         infos = resolve(name, port)
@@ -174,7 +171,17 @@ def connect(host: str, port: int, allowed: Networks, timeout: float | None,
         raise Unresolved(f"could not resolve {name}: {exc}") from None
     for info in infos:
         check_address(info[4][0], allowed, host)
-    error: OSError = OSError(f"{name} resolves to no address")
+    return infos
+
+
+def connect(host: str, port: int, allowed: Networks, timeout: float | None,
+            source_address: tuple[str, int] | None = None, socket_options: list | None = None,
+            watch: Callable[[socket.socket], None] | None = None) -> socket.socket:
+    """A socket to one of host's addresses, each checked before any is tried: the addresses
+    connected to are exactly those judged. watch sees each socket before it connects (a fetch's
+    deadline shuts it down, however long the connect or a later read would block)."""
+    infos = check_host(host, port, allowed)
+    error: OSError = OSError(f"{host.strip('[]')} resolves to no address")
     for family, kind, proto, _, address in infos:
         sock = None
         try:

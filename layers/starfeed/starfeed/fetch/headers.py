@@ -152,6 +152,7 @@ _DETAILS = {
     403: "the server refuses starfeed, without a challenge page: a private feed's URL may need its token, "
          "or the site a login",
     404: "nothing at this URL any more; check it or remove the source",
+    407: "the proxy refuses its credentials: give the source's --proxy again with user:password@",
     410: "the publisher removed this feed for good",
     503: "{host} is down or overloaded",
 }

@@ -15,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import logging
 
+from starfeed.fetch.document import source_asking
 from starfeed.fetch.entries import store_entries
-from starfeed.fetch.http import fetch
+from starfeed.fetch.http import FetchResult, fetch
 from starfeed.fetch.record import store_raw
 from starfeed.fetch.stage import describe
 from starfeed.kinds.registry import FEED, kind_of
@@ -46,7 +47,9 @@ def walk_step(storage: Storage, step: dict, now: float) -> dict | None:
         return {**step, "delay": min(MAX_DELAY, int(paused.until - now) + 1)}
     settings, url = storage.settings, step["url"]
     try:
-        result = fetch(url, settings)
+        # Its archive is asked for as its feed is: its own headers, cookies and proxy.
+        ask = source_asking(storage, source)
+        result = ask if isinstance(ask, FetchResult) else fetch(url, settings, ask=ask)
         raw_ref = store_raw(storage, source, result, now) if result.status is not None else None
         if result.error:
             return _stop(storage, source, step, now, "stopped", f"{redact(url)}: {result.error}")

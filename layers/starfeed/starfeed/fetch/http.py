@@ -2,7 +2,9 @@
 
 Every request goes through GuardedAdapter: urllib3 opens its sockets with guard.connect, which
 resolves the host once, checks every address and connects to a checked one; the Host header and
-TLS (SNI, certificate) keep the name."""
+TLS (SNI, certificate) keep the name. Through a proxy named explicitly (a source's, or
+STARFEED_PROXY), the socket goes to the proxy, and the target's host is resolved and checked
+before each request all the same (docs/design.md#request-options)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import hashlib
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import requests
@@ -25,7 +27,8 @@ from starfeed import USER_AGENT
 from starfeed.fetch import guard
 from starfeed.fetch.guard import Networks, Refused, Unresolved, allowed_networks, canonical
 from starfeed.fetch.headers import answer_failure, parse_retry_after
-from starfeed.model import FailureClass, host_of
+from starfeed.fetch.options import REDACTED, OptionError, Secrets, parse_proxy, request_headers, sent_to
+from starfeed.model import FailureClass, RequestOptions, host_of
 from starfeed.settings import Settings
 
 MAX_REDIRECTS = 5
@@ -168,7 +171,41 @@ class GuardedAdapter(HTTPAdapter):
                                                    "https": partial(_HTTPSPool, allowed=self.allowed)}
 
     def proxy_manager_for(self, proxy, **proxy_kwargs):
-        raise Refused("refused: starfeed does not fetch through a proxy")  # it would connect elsewhere
+        """Connections to the proxy itself: its address is allowed because a person named it (the
+        target's is checked before each request, guard.check_host). An HTTP(S) proxy's sockets still
+        come from guard.connect, so the fetch's deadline shuts them."""
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not proxy.lower().startswith("socks"):
+            manager.pool_classes_by_scheme = {"http": partial(_HTTPPool, allowed=None),
+                                              "https": partial(_HTTPSPool, allowed=None)}
+        return manager
+
+
+@dataclass(frozen=True)
+class Asking:
+    """How a source is asked for: headers every hop carries (its user agent, headers that are no
+    credential), headers for its own origin only (credentials, its cookies), and the proxy URL
+    (with its credentials) its requests go through."""
+
+    headers: dict[str, str] = field(default_factory=dict)
+    secret_headers: dict[str, str] = field(default_factory=dict)
+    proxy: str | None = None
+
+
+def asking(options: RequestOptions | None, secrets: Secrets | None, settings: Settings) -> Asking:
+    """A source's options and secret values as one fetch's Asking; its own proxy, else
+    STARFEED_PROXY. OptionError when a value cannot be used."""
+    public, private = request_headers(options, secrets)
+    proxy = None
+    if options is not None and options.proxy:
+        proxy = parse_proxy(options.proxy)
+        if options.proxy_credentials:
+            if secrets is None or secrets.proxy is None:
+                raise OptionError("its proxy's credentials are not in the token store")
+            proxy = replace(proxy, userinfo=secrets.proxy)
+    elif settings.proxy:
+        proxy = parse_proxy(settings.proxy, "STARFEED_PROXY")
+    return Asking(public, private, proxy.url() if proxy else None)
 
 
 def guarded(session: requests.Session | None, allowed: Networks) -> requests.Session:
@@ -189,17 +226,20 @@ def guarded(session: requests.Session | None, allowed: Networks) -> requests.Ses
 
 def fetch(url: str, settings: Settings, *, etag: str | None = None,
           last_modified: str | None = None, headers: dict[str, str] | None = None,
-          session: requests.Session | None = None, sleep=time.sleep) -> FetchResult:
+          session: requests.Session | None = None, sleep=time.sleep, ask: Asking | None = None) -> FetchResult:
     """One fetch: up to RETRIES more tries with exponential backoff on 5xx (without
     Retry-After) and network faults, all within the total deadline. headers are added to (or
     replace) the defaults. An Authorization header, or user:pass@ in the URL (sent as Basic auth),
-    goes to the URL's own origin (scheme, host, port) only: a redirect elsewhere drops it."""
+    goes to the URL's own origin (scheme, host, port) only: a redirect elsewhere drops it. ask: a
+    source's options (Asking); its secret headers go to the URL's own origin only, and never
+    again once a redirect left it."""
     started, own = time.monotonic(), session is None
     session = guarded(session, allowed_networks(settings.allow_private_networks))
     try:
         with _Deadline(settings.fetch_deadline) as deadline:
             for attempt in range(RETRIES + 1):
-                result = _fetch_once(url, settings, etag, last_modified, headers or {}, session, deadline)
+                result = _fetch_once(url, settings, etag, last_modified, headers or {}, session, deadline,
+                                     ask or Asking())
                 if not result.transient or attempt == RETRIES:
                     break
                 pause = settings.retry_backoff * 2 ** attempt
@@ -214,8 +254,9 @@ def fetch(url: str, settings: Settings, *, etag: str | None = None,
 
 
 def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: str | None,
-                extra: dict[str, str], session: requests.Session, deadline: _Deadline) -> FetchResult:
-    headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate, br", **extra}
+                extra: dict[str, str], session: requests.Session, deadline: _Deadline, ask: Asking) -> FetchResult:
+    headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate, br", **ask.headers,
+               **extra}
     if etag:
         headers["If-None-Match"] = etag
     if last_modified:
@@ -223,18 +264,27 @@ def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: s
     credential = None  # an Authorization value, sent only to `owner`, the origin it came with
     for name in [k for k in headers if k.lower() == "authorization"]:
         credential = headers.pop(name)
-    result = FetchResult(url=url, status=None, request_headers=dict(headers))
+    # What is kept with the raw response: the names of credentials, never their values.
+    result = FetchResult(url=url, status=None, request_headers={**headers, **dict.fromkeys(ask.secret_headers,
+                                                                                            REDACTED)})
     permanent = True
+    proxies = {"http": ask.proxy, "https": ask.proxy} if ask.proxy else None
+    allowed = allowed_networks(settings.allow_private_networks)
     try:
         target = canonical(url)  # what is requested, and what credentials are matched against
         owner, credential = target.origin, credential or _basic(target.userinfo)
-        if credential:  # what is kept with the raw response: never the credential itself
-            result.request_headers["Authorization"] = "(redacted)"
+        secrets_owner: guard.Origin | None = target.origin  # the source's own secrets go only there
+        if credential:
+            result.request_headers["Authorization"] = REDACTED
         for hop in range(MAX_REDIRECTS + 1):
-            sent = {**headers, "Authorization": credential} if credential else headers
+            sent = {**headers, "Authorization": credential} if credential else dict(headers)
+            if sent_to(target.origin, secrets_owner):
+                sent.update(ask.secret_headers)
+            if proxies:  # the proxy connects: the target is checked here, as urllib3's connect would
+                guard.check_host(target.origin[1], target.origin[2], allowed)
             # The address is checked where urllib3 connects (GuardedAdapter), on every hop.
             response = session.get(target.url, headers=sent, stream=True, allow_redirects=False,
-                                   timeout=(settings.connect_timeout, settings.read_timeout))
+                                   timeout=(settings.connect_timeout, settings.read_timeout), proxies=proxies)
             with response:
                 location = session.get_redirect_target(response)  # decoded as requests decodes it
                 if location:
@@ -245,6 +295,8 @@ def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: s
                         owner, credential = target.origin, _basic(target.userinfo)
                     elif target.origin != owner:
                         credential = None  # a chain that left the origin never gets it back
+                    if target.origin != secrets_owner:
+                        secrets_owner = None
                     if hop == MAX_REDIRECTS:
                         raise requests.exceptions.TooManyRedirects
                     continue
@@ -304,6 +356,9 @@ def _reason(exc: Exception, settings: Settings, deadline: _Deadline) -> tuple[st
         return f"{FailureClass.TIMEOUT.words}: the server did not answer in time", True, FailureClass.TIMEOUT
     if isinstance(exc, requests.exceptions.SSLError):  # a certificate a retry does not mend
         return f"{FailureClass.TLS.words}: {_root_cause(exc)}", False, FailureClass.TLS
+    if isinstance(exc, requests.exceptions.ConnectionError) and _proxy_refused_credentials(exc):
+        return (f"{FailureClass.CREDENTIALS.words}: the proxy refuses its credentials ({_root_cause(exc)}): give the "
+                "source's --proxy again with user:password@"), False, FailureClass.CREDENTIALS
     if isinstance(exc, requests.exceptions.ConnectionError):
         return f"{FailureClass.NETWORK.words}: {_root_cause(exc)}", True, FailureClass.NETWORK
     if isinstance(exc, requests.exceptions.RequestException):
@@ -327,6 +382,17 @@ def _read_limited(response: requests.Response, settings: Settings, deadline: _De
         if not deadline.expired.is_set():
             raise
     return b"".join(chunks)
+
+
+def _proxy_refused_credentials(exc: BaseException) -> bool:
+    """A SOCKS5 proxy's refused login (PySocks' SOCKS5AuthError), or an HTTP proxy's 407 to CONNECT:
+    no retry mends either."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if type(seen).__name__ == "SOCKS5AuthError" or " 407 " in f" {seen} ":
+            return True
+        seen = seen.__context__ if seen.__context__ is not seen else None
+    return False
 
 
 def _root_cause(exc: BaseException) -> str:

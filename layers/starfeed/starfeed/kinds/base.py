@@ -35,6 +35,9 @@ class SourceKind:
     # A page crawled: fetched only where the host's robots.txt allows it, its Crawl-delay held (a
     # feed, by convention, is not).
     crawled: ClassVar[bool] = False
+    # Fetched with a source's own request options and its proxy, or STARFEED_PROXY
+    # (docs/design.md#request-options): what one HTTP document is read from.
+    takes_request_options: ClassVar[bool] = False
 
     def fetch(self, storage: Storage, source: Source, before: Source, lease: float | None, now: float,
               rng: random.Random) -> FetchOutcome:
@@ -79,6 +82,7 @@ class DocumentKind(SourceKind):
     # Its reader in parse/ingest.py, by name: the parsers (feedparser, lxml) load when a document
     # is read, not when the api asks a kind what it publishes.
     reader: ClassVar[str]
+    takes_request_options: ClassVar[bool] = True
 
     def fetch(self, storage: Storage, source: Source, before: Source, lease: float | None, now: float,
               rng: random.Random) -> FetchOutcome:

@@ -14,6 +14,7 @@ import boto3
 from starfeed.local import template
 from starfeed.local.runtime import Function, QueueSource, load_function, load_functions, queue_sources, scheduled_event
 from starfeed.local.state import STACK_FILE, project_root, state_dir
+from starfeed.urlpolicy import redact
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,8 @@ class LocalStack:
         keep = {k: v for k, v in self.environment.items()
                 if (not k.startswith("AWS_") or k in ("AWS_ENDPOINT_URL", "AWS_REGION"))
                 and not any(word in k for word in ("TOKEN", "SECRET", "PASSWORD"))}
+        if keep.get("STARFEED_PROXY"):  # the proxy, not its credentials
+            keep["STARFEED_PROXY"] = redact(keep["STARFEED_PROXY"])
         path.write_text(json.dumps({"pid": os.getpid(), "environment": keep}, indent=1))
         path.chmod(0o600)
 

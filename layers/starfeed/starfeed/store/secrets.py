@@ -1,11 +1,15 @@
-"""The GitHub token: SSM Parameter Store (SecureString) or Secrets Manager, read through powertools
-parameters with caching; locally, STARFEED_GITHUB_TOKEN. Never logged, never stored by starfeed
-anywhere else."""
+"""The token store: SSM Parameter Store (SecureString) or Secrets Manager, read through powertools
+parameters with caching. It keeps the GitHub token (locally, STARFEED_GITHUB_TOKEN may stand in)
+and each source's secret request options (docs/design.md#request-options), one JSON object per
+source under a name that changes with its values, so a cached copy is never stale. Never logged,
+never stored by starfeed anywhere else."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import secrets
 import time
 from functools import cached_property
 
@@ -13,6 +17,11 @@ log = logging.getLogger(__name__)
 
 TOKEN_ENV = "STARFEED_GITHUB_TOKEN"
 CACHE_SECONDS = 300  # a warm function re-reads the token this often (and at once after a 401)
+
+
+class Unreadable(Exception):
+    """A secret that is not in the token store, or cannot be read there; the message names it,
+    never its value."""
 
 
 class Secrets:
@@ -68,3 +77,44 @@ class Secrets:
         self._client_factory("ssm").put_parameter(Name=self.token_name, Value=token, Type="SecureString",
                                                   Overwrite=True)
         return f"SSM parameter {self.token_name} (SecureString)"
+
+    def source_secret_name(self, source_id: str) -> str:
+        """A new name for a source's secret values: a changed value is a new parameter."""
+        name = f"{self.settings.source_secrets_path.strip('/')}/{source_id}-{secrets.token_hex(4)}"
+        return "/" + name if self._ssm else name
+
+    def source_secret(self, name: str) -> dict:
+        """A source's secret values as stored; Unreadable names why not."""
+        from aws_lambda_powertools.utilities.parameters import GetParameterError
+
+        try:
+            value = self.provider.get(name, max_age=CACHE_SECONDS, **({"decrypt": True} if self._ssm else {}))
+        except GetParameterError as exc:
+            # The message names the parameter, never its value.
+            raise Unreadable(f"{name} cannot be read from the token store ({_cause(exc)})") from None
+        try:
+            return json.loads(value.decode() if isinstance(value, bytes) else value)
+        except (TypeError, ValueError):
+            raise Unreadable(f"{name} in the token store is not JSON") from None
+
+    def put_source_secret(self, name: str, values: dict) -> None:
+        text = json.dumps(values)
+        if self._ssm:
+            self._client_factory("ssm").put_parameter(Name=name, Value=text, Type="SecureString", Overwrite=True)
+        else:
+            self._client_factory("secretsmanager").create_secret(Name=name, SecretString=text)
+
+    def delete_source_secret(self, name: str) -> None:
+        """Best effort: a secret left behind is only a parameter no source names."""
+        try:
+            if self._ssm:
+                self._client_factory("ssm").delete_parameter(Name=name)
+            else:
+                self._client_factory("secretsmanager").delete_secret(SecretId=name, ForceDeleteWithoutRecovery=True)
+        except Exception as exc:  # noqa: BLE001 - the source no longer names it
+            log.warning("the secret %s was not deleted: %s", name, type(exc).__name__)
+
+
+def _cause(exc: Exception) -> str:
+    cause = exc.__cause__ or exc.__context__ or exc
+    return getattr(cause, "response", {}).get("Error", {}).get("Code") or type(cause).__name__

@@ -83,6 +83,9 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
     """base(): the API's public URL, for the links a request's answer gives."""
     routes = Router()
 
+    def shown(source) -> Feed:
+        return feed_view(source, base(), subscribe.global_proxy_of(source, storage.settings))
+
     def existing(feed_id: str):
         """The feed, or 404: a removed one is gone until restored (subscribing to its URL again)."""
         source = storage.sources.get(feed_id)
@@ -109,13 +112,13 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
             last = page[-1]
             next_url = page_url(base(), f"{V1}/feeds", {"limit": limit, "cursor": encode_keys(
                 "feeds", {"created_at": repr(last.created_at), "id": last.source_id})})
-        return Response(200, "application/json", FeedPage(feeds=[feed_view(s, base()) for s in page], next=next_url),
-                        link_header(next_url))
+        feeds = [shown(s) for s in page]
+        return Response(200, "application/json", FeedPage(feeds=feeds, next=next_url), link_header(next_url))
 
     @routes.get(f"{V1}/feeds/<feed_id>", summary="One feed: its state, schedule and last fetch",
                 responses=responses({200: Feed}, 404, 422))
     def get_feed(feed_id: FeedId) -> Feed:
-        return feed_view(existing(feed_id), base())
+        return shown(existing(feed_id))
 
     @routes.post(f"{V1}/feeds", summary="Subscribe, as `starfeed source add` does: checked once first "
                  "(an HTML page gives the feed it announces); a URL subscribed already is found, a removed "
@@ -133,7 +136,7 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
         inspection = done.checked.inspection if done.checked else None
         from starfeed.inspect import first_fetch, found
 
-        body = Subscribed(outcome=done.outcome, feed=feed_view(done.source, base()),
+        body = Subscribed(outcome=done.outcome, feed=shown(done.source),
                           found=found(inspection) if inspection else None,
                           first_fetch=first_fetch(inspection, new.backfill) if inspection else None,
                           discovered=[{"url": f.url, "kind": f.kind, "title": f.title}
@@ -149,7 +152,7 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
     def remove_feed(feed_id: FeedId) -> Feed:
         existing(feed_id)
         try:
-            return feed_view(subscribe.remove(storage, feed_id, time.time()), base())
+            return shown(subscribe.remove(storage, feed_id, time.time()))
         except subscribe.Refused as exc:  # removed meanwhile, by another request
             raise ApiProblem(404, str(exc)) from None
 
@@ -173,7 +176,7 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
             source = subscribe.start_history(storage, feed_id, time.time())
         except subscribe.Refused as exc:
             raise ApiProblem(409, str(exc)) from None
-        return Response(202, "application/json", feed_view(source, base()))
+        return Response(202, "application/json", shown(source))
 
     @routes.get(f"{V1}/feeds/<feed_id>/entries", summary="A feed's entries, newest first, whose time (as its "
                 "feed orders them) is at or after `since` and before `until`",

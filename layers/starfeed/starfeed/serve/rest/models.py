@@ -56,8 +56,8 @@ class Feed(BaseModel):
     last_error: str | None = Field(description="the last fetch's failure in full, in words a user can act on")
     failure_class: str | None = Field(description="what the last fetch's failure was: blocked (bot protection), "
                                       "rate-limited, credentials, gone, dns, tls, timeout, network, robots, 4xx, "
-                                      "5xx, not-a-feed, content or starfeed (a stage of its own); null when it "
-                                      "succeeded")
+                                      "5xx, not-a-feed, content, options (its request options cannot be used) "
+                                      "or starfeed (a stage of its own); null when it succeeded")
     failure_words: str | None = Field(description="that failure in a few words, the vendor of a bot protection named: "
                                 "\"blocked by bot protection (Cloudflare)\", \"rate-limited by the site\", "
                                 "\"timed out\"; null when it succeeded")
@@ -66,6 +66,10 @@ class Feed(BaseModel):
     stats: Stats
     links: FeedLinks  # type: ignore[valid-type]  # a model made at run time is a value to mypy, not a type
     history: History | None = Field(description="the walk of its archive (RFC 5005), when one was asked for")
+    request: RequestOptionsView | None = Field(default=None, description="its own request options "
+                                               "(`source add --header ... --cookie ... --proxy ...`); null: none")
+    proxy: str | None = Field(default=None, description="the proxy its requests go through, without credentials: "
+                              "its own, else STARFEED_PROXY's; null: none")
 
 
 class FeedPage(BaseModel):
@@ -104,6 +108,13 @@ class Subscribed(BaseModel):
     joined: list[str] = Field(description="a feed subscribed already: the collections it joined")
     not_applied: list[str] = Field(description="a feed subscribed already: the options it kept as they were, "
                                                "with how to change each")
+
+
+class RequestOptionsView(BaseModel):
+    headers: dict[str, str] = Field(description="the headers it sends, credentials' values as \"(redacted)\"")
+    user_agent: str | None = Field(description="its own user agent; null: starfeed's")
+    cookies: dict[str, str] = Field(description="the cookies it sends, by name; their values \"(redacted)\"")
+    proxy: str | None = Field(description="its own proxy, without credentials")
 
 
 class History(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from starfeed.fetch.options import shown, via
 from starfeed.formats import FORMATS
 from starfeed.model import Entry, Source, failure_words
 from starfeed.parse.normalize import rfc3339
@@ -25,8 +26,10 @@ def state_of(source: Source) -> str:
     return str(source.status) if source.enabled else "disabled"
 
 
-def feed_view(source: Source, base: str) -> models.Feed:
+def feed_view(source: Source, base: str, global_proxy: str = "") -> models.Feed:
+    """global_proxy: STARFEED_PROXY, when a feed without a proxy of its own goes through it."""
     base = base.rstrip("/")
+    options = shown(source.request)
     return models.Feed(
         id=source.source_id, url=redact(source.url), kind=str(source.kind), title=source.title,
         site_url=source.site_url, collections=list(source.collections), state=state_of(source),
@@ -46,7 +49,9 @@ def feed_view(source: Source, base: str) -> models.Feed:
                            entry_count=source.entry_count, dropped_last_fetch=dict(source.last_dropped)),
         links=models.FeedLinks(**{f.link_name: f"{base}/" + f.file(f"s/{source.source_id}/feed") for f in FORMATS},
                                entries=f"{base}{V1}/feeds/{source.source_id}/entries"),
-        history=source.history and {k: source.history.get(k) for k in ("state", "documents", "entries", "reason")})
+        history=source.history and {k: source.history.get(k) for k in ("state", "documents", "entries", "reason")},
+        request=models.RequestOptionsView(**options) if options else None,
+        proxy=via(source.request, global_proxy))
 
 
 def entry_path(entry_uid: str) -> str:
