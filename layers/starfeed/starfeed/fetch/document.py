@@ -19,7 +19,15 @@ from starfeed.fetch import robots
 from starfeed.fetch.entries import store_entries
 from starfeed.fetch.headers import freshness
 from starfeed.fetch.http import FetchResult, fetch
-from starfeed.fetch.record import apply_decision, fetch_fields, publish_new, remember_fetch, store_raw, tap_new
+from starfeed.fetch.record import (
+    apply_decision,
+    fetch_fields,
+    publish_new,
+    remember_fetch,
+    store_raw,
+    tap_new,
+    wait_for_host,
+)
 from starfeed.fetch.stage import StageFailed, describe, stage
 from starfeed.model import Document, FailureClass, FetchOutcome, Pace, Source, Status, document_failure, failure_class
 from starfeed.parse.ingest import Ingested, ingest
@@ -49,18 +57,22 @@ class DocumentKind(Protocol):
 
 
 def fetch_document(kind: DocumentKind, storage: Storage, source: Source, before: Source, lease: float | None,
-                   now: float, rng: random.Random) -> FetchOutcome:
+                   now: float, rng: random.Random) -> FetchOutcome | None:
     """Every stage after the lease is guarded: whatever a document holds, the source records the
-    outcome (a failure with its stage and cause) and its message succeeds."""
+    outcome (a failure with its stage and cause) and its message succeeds. None: not fetched, the
+    source moved to when its host's turn comes."""
     settings, first_fetch = storage.settings, source.status == Status.NEW
     previously_failed, listed = source.status == Status.ERROR, _listing(source)
     result, raw_ref, new = FetchResult(source.url, None), None, []
     retries = observe.RetryCounter(time.sleep)
     try:
         with stage("fetch"), observe.span("http request", source_id=source.source_id, host=source.host):
-            result = (_fetch_page(storage, source, now, retries) if kind.crawled else
-                      fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified,
-                            sleep=retries))
+            page = (_fetch_page(storage, source, now, retries) if kind.crawled else
+                    fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified,
+                          sleep=retries))
+            if page is None:
+                return None
+            result = page
             observe.annotate(http_status=result.status)
         # The document parsed last time, byte for byte, is kept already and holds no new entry.
         same_document = _same_document(source, result, now, settings)
@@ -205,19 +217,19 @@ def _subscribe_if_announced(storage: Storage, source: Source, result: FetchResul
         log.warning("fetcher: %s: WebSub subscription not asked for: %s", redact(source.url), describe(exc))
 
 
-def _fetch_page(storage: Storage, source: Source, now: float, sleep=time.sleep) -> FetchResult:
+def _fetch_page(storage: Storage, source: Source, now: float, sleep=time.sleep) -> FetchResult | None:
     """A website source is crawled, so its host's robots.txt decides first; a page it disallows
-    is not requested, and says why. A Crawl-delay holds the host for that long after the request."""
+    is not requested, and says why. A Crawl-delay is the host's turn, taken before the request
+    (docs/design.md#crawl-delay); None when another request has it: the source waits for its end,
+    as for a host's pause, unfetched."""
     allowed = robots.check(storage, source.url, now, storage.hosts.robots_known)
     if not allowed.allowed:
         why = f"{FailureClass.ROBOTS.words}: {allowed.reason} (not fetched; checked again when due)"
         return FetchResult(source.url, None, error=why, refused=True, failure=FailureClass.ROBOTS)
-    result = fetch(source.url, storage.settings, etag=source.etag, last_modified=source.last_modified,
-                   sleep=sleep)
-    if allowed.crawl_delay:
-        storage.hosts.pause(source.host, now + allowed.crawl_delay,
-                            f"Crawl-delay: {allowed.crawl_delay:g} s ({robots.robots_url(source.url)})")
-    return result
+    if (free_at := robots.turn(storage, source.url, allowed, now)) is not None:
+        wait_for_host(storage, source, free_at, now)
+        return None
+    return fetch(source.url, storage.settings, etag=source.etag, last_modified=source.last_modified, sleep=sleep)
 
 
 def _listing(source: Source) -> tuple:
