@@ -33,7 +33,7 @@ from starfeed.model import Document, FailureClass, FetchOutcome, Pace, Source, S
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY
-from starfeed.schedule.decide import decide_fetch
+from starfeed.schedule.decide import decide_fetch, pushed_check, renewal_only
 from starfeed.settings import Settings
 from starfeed.store import Storage
 from starfeed.store.blobs import raw_fetch_key
@@ -62,6 +62,9 @@ def fetch_document(kind: DocumentKind, storage: Storage, source: Source, before:
     outcome (a failure with its stage and cause) and its message succeeds. None: not fetched, the
     source moved to when its host's turn comes."""
     settings, first_fetch = storage.settings, source.status == Status.NEW
+    if renewal_only(source, now, settings):
+        renew_lease(storage, source, now)
+        return None
     previously_failed, listed = source.status == Status.ERROR, _listing(source)
     result, raw_ref, new = FetchResult(source.url, None), None, []
     retries = observe.RetryCounter(time.sleep)
@@ -215,6 +218,24 @@ def _subscribe_if_announced(storage: Storage, source: Source, result: FetchResul
                  f"refused: {error}" if error else f"asked of {hub_url}")
     except Exception as exc:  # noqa: BLE001 - push is a bonus: polling goes on without it
         log.warning("fetcher: %s: WebSub subscription not asked for: %s", redact(source.url), describe(exc))
+
+
+def renew_lease(storage: Storage, source: Source, now: float) -> None:
+    """WebSub: the lease renewed before it ends, with the same callback and secret, and the feed
+    not fetched: it stays on its safety poll (docs/design.md#websub-renewal). The next check (this
+    renewal asked again, or the poll) is written with the request, and the lease released, before
+    the hub is asked: its verification, which may come at once, sets the next check from the new lease."""
+    settings, push = storage.settings, {**(source.push or {}), "requested_at": now, "renewing": True}
+    source.push = push
+    at, reason = pushed_check(source, now, settings)
+    storage.sources.change(source.source_id, {"push": push, "next_check_at": at, "locked_until": None,
+                                              "reason": reason})
+    callback = hub.callback_url(settings, source.source_id, push["token"])
+    error = hub.ask(push["hub"], "subscribe", push["topic"], callback, source.push_secret, settings)
+    if error:
+        storage.sources.change(source.source_id, {"push": {**push, "reason": error, "renewing": False}})
+    log.info("fetcher: %s: WebSub lease renewal %s; not fetched", redact(source.url),
+             f"refused: {error}" if error else f"asked of {push['hub']}")
 
 
 def _fetch_page(storage: Storage, source: Source, now: float, sleep=time.sleep) -> FetchResult | None:
