@@ -95,6 +95,9 @@ def fetch_document(kind: DocumentKind, storage: Storage, source: Source, before:
                 storage.queues.send_render(kind.targets(source))
         if result.status is not None and not outcome.failed:
             _subscribe_if_announced(storage, source, result, ingested, now)
+            # Written already, before the hub was asked: its verification, which may come before
+            # this fetch's outcome is written, is not overwritten by it.
+            before.push, before.push_secret = source.push, source.push_secret
     except StageFailed as failed:
         log.warning("fetcher: %s: %s", redact(source.url), failed)
         outcome = FetchOutcome(result.status, error=str(failed), failure=FailureClass.OURS)
