@@ -172,9 +172,9 @@ def _robots_allow(url: str, storage: Storage, crawl: bool = False) -> None:
         raise Refused(f"{url}: {allowed.reason}; not subscribed (starfeed crawls no page its robots.txt "
                       "disallows; a feed's own URL is not subject to it)")
     if crawl and (free_at := robots.turn(storage, url, allowed, now)) is not None:
-        raise Refused(f"{url}: its robots.txt asks for {allowed.crawl_delay:g} s between requests, and its host "
-                      f"was asked less than that ago: try again in {max(1, round(free_at - now))} s, or add "
-                      "--no-check to subscribe without reading the page now (its first fetch waits its turn)")
+        raise Refused(f"{url}: its host is not to be asked again for {max(1, round(free_at - now))} s (its "
+                      f"robots.txt asks for {allowed.crawl_delay:g} s between requests): try again then, or add "
+                      "--no-check not to read the page now (its next fetch waits its turn)")
 
 
 def unsubscribed(error: str) -> str:

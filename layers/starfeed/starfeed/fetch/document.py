@@ -59,8 +59,9 @@ class DocumentKind(Protocol):
 def fetch_document(kind: DocumentKind, storage: Storage, source: Source, before: Source, lease: float | None,
                    now: float, rng: random.Random) -> FetchOutcome | None:
     """Every stage after the lease is guarded: whatever a document holds, the source records the
-    outcome (a failure with its stage and cause) and its message succeeds. None: not fetched, the
-    source moved to when its host's turn comes."""
+    outcome (a failure with its stage and cause) and its message succeeds. None: nothing fetched,
+    as its host's turn had not come (the source moved to it), or as the check was for its WebSub
+    lease's renewal alone."""
     settings, first_fetch = storage.settings, source.status == Status.NEW
     if renewal_only(source, now, settings):
         renew_lease(storage, source, now)
