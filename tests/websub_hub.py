@@ -34,6 +34,7 @@ class Hub:
         self.active: dict[str, Subscription] = {}  # by callback
         self.deny_next = False
         self.refuse_next: int | None = None  # answer the next request with this status instead
+        self.grant: int | None = None  # the lease granted, in seconds, whatever was asked (None: as asked)
         self._public, self._api = public_url.rstrip("/"), api_url.rstrip("/")
         hub = self
 
@@ -65,7 +66,7 @@ class Hub:
             response = requests.get(f"{self.callback(callback)}?{urlencode(query)}", timeout=10)
             self.verifications.append(("denied", response.status_code, response.text))
             return
-        challenge, lease = secrets.token_hex(8), int(form.get("hub.lease_seconds") or 864000)
+        challenge, lease = secrets.token_hex(8), self.grant or int(form.get("hub.lease_seconds") or 864000)
         query = {"hub.mode": mode, "hub.topic": form["hub.topic"], "hub.challenge": challenge}
         if mode == "subscribe":
             query["hub.lease_seconds"] = str(lease)

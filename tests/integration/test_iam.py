@@ -90,7 +90,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
     monkeypatch.setattr(stack.functions["FetcherFunction"].module, "storage",
                         Storage(replace(settings, fetch_retry_seconds=1, sighting_refresh=0)))
     storage.hosts.clear_pause(settings.github_host)
-    site = Origin()
+    site, paced = Origin(), Origin()
     ssm = storage.client("ssm")
     ssm.put_parameter(Name="/starfeed/github-token", Value=sim.token, Type="SecureString", Overwrite=True)
     with recording(stack) as used:
@@ -188,6 +188,14 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         assert api_call(stack, "GET", urlsplit(raw).path)["statusCode"] == 200
         assert api_call(stack, "POST", f"/api/v1/feeds/{feed_id}/refetch")["statusCode"] == 202
         assert api_call(stack, "DELETE", f"/api/v1/feeds/{feed_id}")["statusCode"] == 200
+        # A page to crawl, subscribed through the REST API: its host's robots.txt read where the fetchers
+        # cache it, and its Crawl-delay turn taken, then refused to the next page while it holds.
+        paced.serve("/robots.txt", Reply(200, b"User-agent: *\nCrawl-delay: 60\n"))
+        for path, status in (("/iam-rest-page", 201), ("/iam-rest-other", 422)):
+            crawled = api_call(stack, "POST", "/api/v1/feeds", {"url": paced.serve(path, Reply(
+                200, b"<html><body><article><p>A page read through the REST API.</p></article></body></html>",
+                {"Content-Type": "text/html"})), "website": True})
+            assert crawled["statusCode"] == status, crawled["body"]
         # A history walked through the REST API: the feed, then its one archive document.
         archived = origin.serve("/iam-arch/1.xml", Reply(200, rss(("ia1", "Archived"), newest=1717243200)))
         current = rss(("ia2", "Current"), extra=f'<atom:link rel="prev-archive" href="{archived}"/>').replace(
@@ -241,6 +249,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
     storage.sources.delete(timeline.source_id)  # not read again at a closed port
     bedrock.close()
     site.close()
+    paced.close()
     storage.hosts.clear_pause(busy.host)
     ssm.delete_parameter(Name="/starfeed/github-token")
 

@@ -149,3 +149,25 @@ def run_cli_remove(source_id: str) -> int:
     from starfeed.cli import main
 
     return main(["source", "remove", source_id])
+
+
+def test_a_short_lease_is_renewed_before_it_ends_while_the_feed_stays_on_its_daily_poll(stack, storage, hub, origin):
+    hub.grant = 240  # four minutes, whatever was asked
+    url = announcing(origin, hub, "/short.xml", ("s1", "Short lease"))
+    source = add_source(storage, url, time.time() - 3600, backfill=1)[0]
+    stack.run_cycle()
+    eventually(lambda: storage.sources.get(source.source_id).push.get("state") == "verified", what="verified")
+    polled_at = storage.sources.get(source.source_id).last_fetch_at
+    for renewal in range(1, 4):  # each check before the lease ends renews it, and fetches nothing
+        stored = storage.sources.get(source.source_id)
+        expires = stored.push["expires_at"]
+        assert expires - 240 + 100 <= stored.next_check_at <= expires - 100, renewal  # before the lease ends
+        assert stored.reason.endswith("lease renewal, then the daily safety check")
+        assert fetch_source(storage, source.source_id, now=stored.next_check_at) is None
+        eventually(lambda lease_end=expires: storage.sources.get(source.source_id).push["expires_at"] > lease_end,
+                   what="the renewal's verification")
+        assert len(hub.requests) == 1 + renewal and hub.requests[-1]["hub.secret"] == hub.requests[0]["hub.secret"]
+    assert len(origin.hits("/short.xml")) == 1  # the first fetch only
+    # The daily safety poll comes a day after the first: it fetches the feed.
+    assert fetch_source(storage, source.source_id, now=polled_at + 86400).error is None
+    assert len(origin.hits("/short.xml")) == 2

@@ -286,3 +286,37 @@ def test_a_rare_source_may_wait_beyond_a_day_only_when_rare_max_interval_allows_
     assert 86400 < decide(rare, FetchOutcome(200), longer, NOW, NoJitter(), pace).interval <= 7 * 86400
     active = Pace(6 * 3600, 0.01)  # the same source counted active: a day at most
     assert decide(rare, FetchOutcome(200), longer, NOW, NoJitter(), active).interval == 86400
+
+
+# A WebSub subscription verified at NOW for four minutes (docs/design.md#websub-renewal).
+SHORT_LEASE = {"hub": "https://hub.example/", "topic": "https://example.org/feed", "state": "verified",
+               "verified_at": NOW, "expires_at": NOW + 240, "requested_at": NOW - 1}
+PUSHED = Settings(public_url="https://feeds.example", default_interval=900, interval_model="ewma")
+
+
+def test_a_pushed_feed_stays_on_its_daily_poll_and_its_short_lease_is_renewed_before_it_ends():
+    from starfeed.schedule.decide import decide_fetch, pushed_check, renewal_only
+
+    d = decide_fetch(source(interval=900, push=SHORT_LEASE), FetchOutcome(200, new_entries=1), PUSHED, NOW,
+                     NoJitter())
+    assert (d.next_check_at, d.interval) == (NOW + 120, 86400)  # the renewal first; the poll a day on
+    assert d.reason == "push verified until 2027-01-15T08:04:00Z: lease renewal, then the daily safety check"
+    polled = source(interval=d.interval, last_fetch_at=NOW, push=SHORT_LEASE)
+    assert [renewal_only(polled, NOW + t, PUSHED) for t in (119, 120, 86400)] == [False, True, False]
+    renewing = source(interval=d.interval, last_fetch_at=NOW, push={**SHORT_LEASE, "requested_at": NOW + 120})
+    assert pushed_check(renewing, NOW + 120, PUSHED)[0] == NOW + 180  # asked again if no new lease comes
+    renewed = source(interval=d.interval, last_fetch_at=NOW,
+                     push={**SHORT_LEASE, "verified_at": NOW + 121, "expires_at": NOW + 361, "requested_at": NOW + 120})
+    assert pushed_check(renewed, NOW + 121, PUSHED)[0] == NOW + 241  # the next renewal; the poll stays
+    lapsed = source(interval=d.interval, last_fetch_at=NOW, push={**SHORT_LEASE, "requested_at": NOW + 180})
+    assert pushed_check(lapsed, NOW + 180, PUSHED) == (NOW + 86400, "push verified until 2027-01-15T08:04:00Z: "
+                                                                     "daily safety check")
+
+
+def test_a_long_lease_is_renewed_by_the_poll_that_comes_first():
+    from starfeed.schedule.decide import decide_fetch
+
+    long = {**SHORT_LEASE, "expires_at": NOW + 10 * 86400}
+    d = decide_fetch(source(interval=900, push=long), FetchOutcome(304, not_modified=True), PUSHED, NOW, NoJitter())
+    assert (d.next_check_at, d.interval) == (NOW + 86400, 86400)
+    assert d.reason.endswith(": daily safety check")

@@ -7,7 +7,17 @@ import pytest
 from requests.utils import parse_header_links
 
 from starfeed.settings import Settings
-from starfeed.websub.subscription import discover, new_subscription, safety_check_at, signature_valid, verified, wanted
+from starfeed.websub.subscription import (
+    discover,
+    new_subscription,
+    pushed_check_at,
+    renewal_at,
+    renews_only,
+    safety_poll_at,
+    signature_valid,
+    verified,
+    wanted,
+)
 
 SETTINGS = Settings(public_url="https://feeds.example")
 NOW = 1_800_000_000.0
@@ -79,13 +89,51 @@ def test_anything_else_is_not_a_signature(header):
     assert not signature_valid("sha256=" + hmac.new(b"secret", b"body", hashlib.sha256).hexdigest(), None, b"body")
 
 
-def test_a_verified_feed_is_polled_daily_and_before_its_lease_needs_renewing():
-    push = {"expires_at": NOW + 10 * 86400}
-    assert safety_check_at(push, NOW, NOW + 600, SETTINGS) == NOW + 86400  # sooner schedules wait a day
-    assert safety_check_at(push, NOW, NOW + 3 * 86400, SETTINGS) == NOW + 3 * 86400  # rarer ones stay
-    assert safety_check_at(push, NOW, NOW + 30 * 86400, SETTINGS) == NOW + 8 * 86400  # the renewal first
-    short = {"expires_at": NOW + 3600}  # a hub that grants an hour
-    assert safety_check_at(short, NOW, None, SETTINGS) == NOW + SETTINGS.min_interval
+def test_a_pushed_feed_is_polled_a_day_after_its_last_poll_or_its_own_interval():
+    assert safety_poll_at(NOW, 600, NOW + 3600) == NOW + 86400  # sooner schedules wait a day
+    assert safety_poll_at(NOW, 3 * 86400, NOW) == NOW + 3 * 86400  # rarer ones stay
+    assert safety_poll_at(None, None, NOW) == NOW + 86400  # not polled yet: from now
+
+
+def lease(granted: float, asked: float | None = None, **more) -> dict:
+    """A verified subscription, its lease granted at NOW; asked: when the hub was last asked."""
+    return {"hub": HUB, "topic": FEED, "state": "verified", "verified_at": NOW, "expires_at": NOW + granted,
+            "requested_at": NOW - 1 if asked is None else asked, **more}
+
+
+@pytest.mark.parametrize("push, renewal", [
+    (lease(10 * 86400), NOW + 8 * 86400),  # a fifth left: two days
+    (lease(30 * 86400), NOW + 28 * 86400),  # websub_renew_before at most
+    (lease(3600), NOW + 3600 - 720),  # a fifth of an hour
+    (lease(1800), NOW + 1800 - 360),
+    (lease(1000), NOW + 1000 - 300),  # a scheduler period before its end at least
+    (lease(240), NOW + 120),  # four minutes: half the lease at most
+    (lease(240, asked=NOW + 120), NOW + 180),  # asked, not granted again yet: once more halfway
+    (lease(240, asked=NOW + 180), None),  # no time left to ask again: the next poll does
+    (lease(240, state="pending"), None), (lease(240, state="denied"), None), (None, None),
+    (lease(240, hub="http://hub.example/"), None),  # a hub no longer asked (in clear text)
+])
+def test_a_lease_is_renewed_when_a_fifth_of_it_is_left(push, renewal):
+    assert renewal_at(push, SETTINGS) == renewal
+
+
+@pytest.mark.parametrize("push, poll_at, check", [
+    (lease(240), NOW + 86400, NOW + 120),  # the renewal first, the poll stays
+    (lease(10 * 86400), NOW + 86400, NOW + 86400),  # the poll first
+    (lease(240, asked=NOW + 180), NOW + 86400, NOW + 86400),  # nothing left to renew: the poll
+])
+def test_a_verified_feed_is_checked_at_its_poll_or_its_renewal_whichever_comes_first(push, poll_at, check):
+    assert pushed_check_at(push, poll_at, SETTINGS) == check
+
+
+@pytest.mark.parametrize("now, poll_at, alone", [
+    (NOW + 119, NOW + 86400, False),  # not due yet
+    (NOW + 120, NOW + 86400, True),  # the renewal alone: the feed is not fetched
+    (NOW + 120, NOW + 120, False),  # the poll is due too: it fetches, and renews
+])
+def test_a_check_for_the_renewal_alone_does_not_poll(now, poll_at, alone):
+    assert renews_only(lease(240), poll_at, now, SETTINGS) is alone
+    assert wanted(lease(240), (HUB, FEED), now, SETTINGS) == ("renew" if now >= NOW + 120 else None)
 
 
 @pytest.mark.parametrize("body", [

@@ -169,6 +169,7 @@ class Push(TypedDict, total=False):
     state: str  # pending | verified | denied | failed | unsubscribing
     requested_at: float
     expires_at: float | None
+    verified_at: float  # the lease granted is expires_at - verified_at
     reason: str | None
     renewing: bool
 

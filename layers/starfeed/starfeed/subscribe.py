@@ -44,18 +44,19 @@ class Checked:
     picked_first: bool = False  # the page announces several and none was picked
 
 
-def check(url: str, settings: Settings, pick: int | None, *, website: bool = False, backfill: int = 0,
+def check(url: str, storage: Storage, pick: int | None, *, website: bool = False, backfill: int = 0,
           selectors: Selectors | None = None, ask: Asking | None = None) -> Checked:
     """An HTML page gives the feed it announces (pick: the Nth; 0: only list them), unless it is
     followed as a website or read by selectors. A URL that cannot be read is refused, and so is a
     page where a selector finds nothing."""
+    settings = storage.settings
     crawled = website or selectors is not None
     if crawled:  # a page starfeed will crawl: its robots.txt decides before it is fetched
-        _robots_allow(url, settings)
+        _robots_allow(url, storage, crawl=True)
     result = fetch(url, settings, ask=ask)
     feeds, picked_first = [], False
     if not crawled and not result.error and looks_like_html(result.body, result.headers.get("Content-Type")):
-        _robots_allow(result.url, settings)  # its links are crawled only where robots.txt allows
+        _robots_allow(result.url, storage)  # its links are crawled only where robots.txt allows
         feeds = discover_feeds(result.body, result.url)
         if not feeds:
             raise Refused(f"{url} is an HTML page that announces no feed; "
@@ -117,7 +118,7 @@ def subscribe_url(storage: Storage, url: str, now: float, *, collections: list[s
         return _found(storage, existing, now, asked)
     checked = None
     if not no_check:
-        checked = check(url, storage.settings, pick, website=website, backfill=backfill, selectors=selectors,
+        checked = check(url, storage, pick, website=website, backfill=backfill, selectors=selectors,
                         ask=_asking(request, secrets, storage.settings))
         if checked.inspection is None:
             return Subscription("listed", None, checked)
@@ -240,7 +241,7 @@ def set_request(storage: Storage, source_id: str, asked: Asked, now: float, *,
     if not no_check:
         kind = kind_of(source)
         if kind.crawled:
-            _robots_allow(source.url, storage.settings)
+            _robots_allow(source.url, storage, crawl=True)
         result = fetch(source.url, storage.settings, ask=_asking(request, secrets, storage.settings))
         inspection = inspect_fetched(source.url, result, storage.settings, website=source.selectors is None
                                      and kind.crawled, selectors=source.selectors)
@@ -261,15 +262,22 @@ def set_request(storage: Storage, source_id: str, asked: Asked, now: float, *,
     return source, checked
 
 
-def _robots_allow(url: str, settings: Settings) -> None:
-    """Refused when the page's robots.txt disallows it for our token (read afresh: a check is
-    one request, and the sources' cache is the fetcher's)."""
+def _robots_allow(url: str, storage: Storage, crawl: bool = False) -> None:
+    """Refused when the page's robots.txt disallows it for our token. Its answer is the one the
+    fetchers share (cached in the hosts table for a day, docs/design.md#robots). crawl: the page
+    is requested next, so it takes its host's Crawl-delay turn as a fetch does, and is refused
+    while another request holds it (docs/design.md#crawl-delay)."""
     from starfeed.fetch import robots
 
-    allowed = robots.answer(robots.read(url, settings, time.time()), url)
+    now = time.time()
+    allowed = robots.check(storage, url, now, storage.hosts.robots_known)
     if not allowed.allowed:
         raise Refused(f"{url}: {allowed.reason}; not subscribed (starfeed crawls no page its robots.txt "
                       "disallows; a feed's own URL is not subject to it)")
+    if crawl and (free_at := robots.turn(storage, url, allowed, now)) is not None:
+        raise Refused(f"{url}: its host is not to be asked again for {max(1, round(free_at - now))} s (its "
+                      f"robots.txt asks for {allowed.crawl_delay:g} s between requests): try again then, or add "
+                      "--no-check not to read the page now (its next fetch waits its turn)")
 
 
 def unsubscribed(error: str) -> str:
@@ -331,7 +339,7 @@ def set_selectors(storage: Storage, source_id: str, changes: dict[str, str | Non
         raise Refused(problem)
     checked = None
     if not no_check:
-        _robots_allow(source.url, storage.settings)
+        _robots_allow(source.url, storage, crawl=True)
         result = fetch(source.url, storage.settings, ask=_source_asking(storage, source))
         inspection = inspect_fetched(source.url, result, storage.settings, selectors=selectors)
         if inspection.error:

@@ -130,7 +130,7 @@ class Starfeed:
         s.interval, s.consecutive_failures, s.ewma_interarrival = d.interval, d.consecutive_failures, d.ewma
         s.publications, s.hour_counts = list(d.publications), list(d.hour_counts)
         wait = (d.next_check_at or t + d.interval) - t
-        # websub.subscription.safety_check_at: a pushed feed's next poll is a day away, or later.
+        # websub.subscription.safety_poll_at: a pushed feed's next poll is a day away, or later.
         return max(wait, SAFETY_CHECK) if self.pushed else wait
 
     @classmethod

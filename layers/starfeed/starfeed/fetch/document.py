@@ -20,13 +20,21 @@ from starfeed.fetch.entries import store_entries
 from starfeed.fetch.headers import freshness
 from starfeed.fetch.http import Asking, FetchResult, asking, fetch
 from starfeed.fetch.options import OptionError, Secrets
-from starfeed.fetch.record import apply_decision, fetch_fields, publish_new, remember_fetch, store_raw, tap_new
+from starfeed.fetch.record import (
+    apply_decision,
+    fetch_fields,
+    publish_new,
+    remember_fetch,
+    store_raw,
+    tap_new,
+    wait_for_host,
+)
 from starfeed.fetch.stage import StageFailed, describe, stage
 from starfeed.model import Document, FailureClass, FetchOutcome, Pace, Source, Status, document_failure, failure_class
 from starfeed.parse.ingest import Ingested, ingest
 from starfeed.parse.normalize import rfc3339
 from starfeed.render import SOURCES_SUMMARY
-from starfeed.schedule.decide import decide_fetch
+from starfeed.schedule.decide import decide_fetch, pushed_check, renewal_only
 from starfeed.settings import Settings
 from starfeed.store import Storage
 from starfeed.store.blobs import raw_fetch_key
@@ -51,10 +59,15 @@ class DocumentKind(Protocol):
 
 
 def fetch_document(kind: DocumentKind, storage: Storage, source: Source, before: Source, lease: float | None,
-                   now: float, rng: random.Random) -> FetchOutcome:
+                   now: float, rng: random.Random) -> FetchOutcome | None:
     """Every stage after the lease is guarded: whatever a document holds, the source records the
-    outcome (a failure with its stage and cause) and its message succeeds."""
+    outcome (a failure with its stage and cause) and its message succeeds. None: nothing fetched,
+    as its host's turn had not come (the source moved to it), or as the check was for its WebSub
+    lease's renewal alone."""
     settings, first_fetch = storage.settings, source.status == Status.NEW
+    if renewal_only(source, now, settings):
+        renew_lease(storage, source, now)
+        return None
     previously_failed, listed = source.status == Status.ERROR, _listing(source)
     result, raw_ref, new = FetchResult(source.url, None), None, []
     retries = observe.RetryCounter(time.sleep)
@@ -62,11 +75,14 @@ def fetch_document(kind: DocumentKind, storage: Storage, source: Source, before:
         with stage("fetch"), observe.span("http request", source_id=source.source_id, host=source.host):
             ask = source_asking(storage, source)
             if isinstance(ask, FetchResult):
-                result = ask  # its options cannot be used: not asked, and it says why
+                page: FetchResult | None = ask  # its options cannot be used: not asked, and it says why
             else:
-                result = (_fetch_page(storage, source, now, retries, ask) if kind.crawled else
-                          fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified,
-                                sleep=retries, ask=ask))
+                page = (_fetch_page(storage, source, now, retries, ask) if kind.crawled else
+                        fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified,
+                              sleep=retries, ask=ask))
+            if page is None:
+                return None
+            result = page
             observe.annotate(http_status=result.status)
         # The document parsed last time, byte for byte, is kept already and holds no new entry.
         same_document = _same_document(source, result, now, settings)
@@ -86,6 +102,9 @@ def fetch_document(kind: DocumentKind, storage: Storage, source: Source, before:
                 storage.queues.send_render(kind.targets(source))
         if result.status is not None and not outcome.failed:
             _subscribe_if_announced(storage, source, result, ingested, now)
+            # Written already, before the hub was asked: its verification, which may come before
+            # this fetch's outcome is written, is not overwritten by it.
+            before.push, before.push_secret = source.push, source.push_secret
     except StageFailed as failed:
         log.warning("fetcher: %s: %s", redact(source.url), failed)
         outcome = FetchOutcome(result.status, error=str(failed), failure=FailureClass.OURS)
@@ -230,20 +249,39 @@ def source_asking(storage: Storage, source: Source) -> Asking | FetchResult:
         return FetchResult(source.url, None, error=why, failure=FailureClass.OPTIONS)
 
 
+def renew_lease(storage: Storage, source: Source, now: float) -> None:
+    """WebSub: the lease renewed before it ends, with the same callback and secret, and the feed
+    not fetched: it stays on its safety poll (docs/design.md#websub-renewal). The next check (this
+    renewal asked again, or the poll) is written with the request, and the lease released, before
+    the hub is asked: its verification, which may come at once, sets the next check from the new lease."""
+    settings, push = storage.settings, {**(source.push or {}), "requested_at": now, "renewing": True}
+    source.push = push
+    at, reason = pushed_check(source, now, settings)
+    storage.sources.change(source.source_id, {"push": push, "next_check_at": at, "locked_until": None,
+                                              "reason": reason})
+    callback = hub.callback_url(settings, source.source_id, push["token"])
+    error = hub.ask(push["hub"], "subscribe", push["topic"], callback, source.push_secret, settings)
+    if error:
+        storage.sources.change(source.source_id, {"push": {**push, "reason": error, "renewing": False}})
+    log.info("fetcher: %s: WebSub lease renewal %s; not fetched", redact(source.url),
+             f"refused: {error}" if error else f"asked of {push['hub']}")
+
+
 def _fetch_page(storage: Storage, source: Source, now: float, sleep=time.sleep,
-                ask: Asking | None = None) -> FetchResult:
+                ask: Asking | None = None) -> FetchResult | None:
     """A website source is crawled, so its host's robots.txt decides first; a page it disallows
-    is not requested, and says why. A Crawl-delay holds the host for that long after the request."""
+    is not requested, and says why. A Crawl-delay is the host's turn, taken before the request
+    (docs/design.md#crawl-delay); None when another request has it: the source waits for its end,
+    as for a host's pause, unfetched."""
     allowed = robots.check(storage, source.url, now, storage.hosts.robots_known)
     if not allowed.allowed:
         why = f"{FailureClass.ROBOTS.words}: {allowed.reason} (not fetched; checked again when due)"
         return FetchResult(source.url, None, error=why, refused=True, failure=FailureClass.ROBOTS)
-    result = fetch(source.url, storage.settings, etag=source.etag, last_modified=source.last_modified,
-                   sleep=sleep, ask=ask)
-    if allowed.crawl_delay:
-        storage.hosts.pause(source.host, now + allowed.crawl_delay,
-                            f"Crawl-delay: {allowed.crawl_delay:g} s ({robots.robots_url(source.url)})")
-    return result
+    if (free_at := robots.turn(storage, source.url, allowed, now)) is not None:
+        wait_for_host(storage, source, free_at, now)
+        return None
+    return fetch(source.url, storage.settings, etag=source.etag, last_modified=source.last_modified,
+                 sleep=sleep, ask=ask)
 
 
 def _listing(source: Source) -> tuple:

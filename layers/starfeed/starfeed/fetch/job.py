@@ -10,10 +10,10 @@ import time
 from copy import deepcopy
 
 from starfeed import observe
+from starfeed.fetch.record import wait_for_host
 from starfeed.kinds.registry import kind_of
 from starfeed.model import FetchOutcome
 from starfeed.store import Storage
-from starfeed.urlpolicy import redact
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +39,7 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
     lease = source.locked_until
     paused = storage.hosts.paused({source.host}, now).get(source.host)
     if paused is not None:
-        # The host asked to be left alone: come back when its pause ends, without fetching.
-        storage.sources.change(source.source_id, {"next_check_at": paused.until, "locked_until": None,
-                                                  "reason": "host-paused"})
-        log.info("fetcher: %s: host %s is paused for %ds; not fetched", redact(source.url), source.host,
-                 paused.until - now)
+        wait_for_host(storage, source, paused.until, now)
         return None
     # What the source was when read: its outcome writes only what the fetch changed.
     before = deepcopy(source)

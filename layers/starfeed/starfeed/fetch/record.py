@@ -85,6 +85,13 @@ def remember_fetch(source: Source, raw_ref: dict | None, status: int | None, out
     source.fetch_history = ([record] + source.fetch_history)[:settings.fetch_history]
 
 
+def wait_for_host(storage: Storage, source: Source, until: float, now: float) -> None:
+    """Not fetched: the host asked to be left alone until `until` (a pause, a crawl delay's turn
+    taken by another request). The source comes back then; its lease is released, nothing failed."""
+    storage.sources.change(source.source_id, {"next_check_at": until, "locked_until": None, "reason": "host-paused"})
+    log.info("fetcher: %s: host %s is paused for %ds; not fetched", redact(source.url), source.host, until - now)
+
+
 def apply_decision(source: Source, decision: Decision, now: float, settings: Settings) -> None:
     """The schedule's decision, written onto the source with a line in its decision history."""
     source.decisions = ([{"at": rfc3339(now), "reason": decision.reason, "before": source.interval,

@@ -75,6 +75,16 @@ def check(storage: Storage, url: str, now: float, known: dict[str, dict] | None 
     return answer(record, url)
 
 
+def turn(storage: Storage, url: str, allowed: RobotsAnswer, now: float) -> float | None:
+    """A request to url may go now: its host's Crawl-delay turn taken in the hosts table, which
+    every instance reads (docs/design.md#crawl-delay). None when it may (or no delay is asked for);
+    else when the host's turn comes."""
+    if not allowed.crawl_delay:
+        return None
+    return storage.hosts.take_turn(host_key_of(url), now, now + allowed.crawl_delay,
+                                   f"Crawl-delay: {allowed.crawl_delay:g} s ({robots_url(url)})")
+
+
 def _fresh(record: object, now: float) -> bool:
     expires = record.get("expires") if isinstance(record, dict) else None
     return isinstance(expires, (int, float)) and expires > now

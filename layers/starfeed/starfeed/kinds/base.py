@@ -40,8 +40,9 @@ class SourceKind:
     takes_request_options: ClassVar[bool] = False
 
     def fetch(self, storage: Storage, source: Source, before: Source, lease: float | None, now: float,
-              rng: random.Random) -> FetchOutcome:
-        """One leased fetch, its outcome and next check written back (fetch/job.py calls it)."""
+              rng: random.Random) -> FetchOutcome | None:
+        """One leased fetch, its outcome and next check written back (fetch/job.py calls it); None
+        when it was not made (its host's turn had not come): the source was moved to that turn."""
         raise NotImplementedError
 
     def take_push(self, storage: Storage, source: Source, fetch_id: str, now: float) -> FetchOutcome | None:
@@ -85,7 +86,7 @@ class DocumentKind(SourceKind):
     takes_request_options: ClassVar[bool] = True
 
     def fetch(self, storage: Storage, source: Source, before: Source, lease: float | None, now: float,
-              rng: random.Random) -> FetchOutcome:
+              rng: random.Random) -> FetchOutcome | None:
         from starfeed.fetch.document import fetch_document  # the fetcher's code: not on the api's cold start
 
         return fetch_document(self, storage, source, before, lease, now, rng)

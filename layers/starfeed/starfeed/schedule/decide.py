@@ -18,7 +18,7 @@ from starfeed.model import FetchOutcome, Pace, Source
 from starfeed.parse.normalize import rfc3339
 from starfeed.schedule.policy import parked, rearmed, refused_wait
 from starfeed.settings import Settings
-from starfeed.websub.subscription import is_verified, safety_check_at
+from starfeed.websub.subscription import SAFETY_CHECK, is_verified, pushed_check_at, renews_only, safety_poll_at
 
 UP_FACTOR = 1.25
 DOWN_FACTOR = 0.75
@@ -52,19 +52,39 @@ def decide_fetch(source: Source, outcome: FetchOutcome, settings: Settings, now:
     """The decision after a fetch of a document: decide()'s, with two rules around it. Stored
     state that cannot be used (an item edited by hand) must not wedge the source: it starts again
     from the default interval, its learned rhythm forgotten. And while a hub pushes the feed
-    (WebSub), it is polled once a day (or as its schedule says, when that is rarer), before the
-    subscription's lease runs out, so that the fetch renews it."""
+    (WebSub), it is polled once a day (or as its schedule says, when that is rarer); its lease's
+    renewal, when it comes first, is a check of its own (pushed_check)."""
     try:
         decision = decide(source, outcome, settings, now, rng, pace)
     except (TypeError, ValueError, ArithmeticError) as exc:
         return Decision(settings.default_interval, now + settings.default_interval,
                         f"default: stored state unusable ({type(exc).__name__})", 0)
-    if outcome.failed or not is_verified(source.push, now):
+    if outcome.failed or not is_verified(source.push, now) or decision.next_check_at is None:
         return decision
-    at = safety_check_at(source.push or {}, now, decision.next_check_at, settings)
+    poll_at = max(decision.next_check_at, now + SAFETY_CHECK)
+    at, reason = _pushed(source, poll_at, settings)
+    # The interval is the poll's: safety_poll_at finds it again from the last poll.
+    return replace(decision, next_check_at=at, interval=int(poll_at - now), reason=reason)
+
+
+def pushed_check(source: Source, now: float, settings: Settings) -> tuple[float, str]:
+    """(next check, reason) of a source whose WebSub subscription is verified, decided away from
+    a poll (its lease verified, or its renewal asked for): its safety poll, a day after the last
+    one, or the lease's renewal when that comes first (docs/design.md#websub-renewal)."""
+    return _pushed(source, safety_poll_at(source.last_fetch_at, source.interval, now), settings)
+
+
+def renewal_only(source: Source, now: float, settings: Settings) -> bool:
+    """A due check that is for the WebSub lease's renewal alone: the hub is asked, the feed is not
+    polled (docs/design.md#websub-renewal)."""
+    return renews_only(source.push, safety_poll_at(source.last_fetch_at, source.interval, now), now, settings)
+
+
+def _pushed(source: Source, poll_at: float, settings: Settings) -> tuple[float, str]:
+    at = pushed_check_at(source.push, poll_at, settings)
     until = rfc3339((source.push or {}).get("expires_at") or at)
-    return replace(decision, next_check_at=at, interval=int(at - now),
-                   reason=f"push verified until {until}: daily safety check")
+    then = "lease renewal, then the daily safety check" if at < poll_at else "daily safety check"
+    return at, f"push verified until {until}: {then}"
 
 
 def decide(source: Source, outcome: FetchOutcome, settings: Settings, now: float,

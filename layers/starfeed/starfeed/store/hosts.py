@@ -1,5 +1,5 @@
-"""Hosts: a pause that holds every source on a host (Retry-After, 429, a refused GitHub token),
-and a host's latest rate limit."""
+"""Hosts: a pause that holds every source on a host (Retry-After, 429, a refused GitHub token, a
+robots.txt Crawl-delay's turn), a host's latest rate limit, and its robots.txt."""
 
 from __future__ import annotations
 
@@ -32,6 +32,18 @@ class Hosts:
         written(lambda: H(host).update(actions=[H.paused_until.set(until), H.reason.set(reason),
                                                 H.stopped.set(stopped), H.expires_at.set(int(until) + DAY)],
                                        condition=H.paused_until.does_not_exist() | (H.paused_until < until)))
+
+    def take_turn(self, host: str, now: float, until: float, reason: str) -> float | None:
+        """A crawl delay's turn (docs/design.md#crawl-delay): the host held until `until`, taken
+        with one conditional write only while nothing holds it at `now`, so that two fetchers,
+        on two instances, cannot both take it. None when taken; else when the host is free."""
+        H = self._records.Host
+        if written(lambda: H(host).update(
+                actions=[H.paused_until.set(until), H.reason.set(reason), H.expires_at.set(int(until) + DAY)],
+                condition=H.paused_until.does_not_exist() | (H.paused_until <= now))):
+            return None
+        held = self.pause_of(host, now)
+        return held["until"] if held else now  # a pause that ended since: the next try takes it
 
     def paused(self, hosts: set[str], now: float) -> dict[str, Pause]:
         """The pauses of these hosts that hold at `now`. A host item edited by hand into what

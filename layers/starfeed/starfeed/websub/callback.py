@@ -17,6 +17,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from starfeed.model import Source
 from starfeed.parse.normalize import rfc3339
+from starfeed.schedule.decide import pushed_check
 from starfeed.schedule.dispatch import message_group
 from starfeed.store import Storage
 from starfeed.store.queues import FetchMessage
@@ -52,10 +53,9 @@ def router(storage: Storage) -> Router:
             log.info("websub: %s: refused the hub's %s of %s", redact(source.url), mode, redact(topic))
             return text(404, "not a subscription starfeed asked for\n")
         changes = {"push": push, **({} if push else {"push_secret": None})}
-        if subscription.is_verified(push, time.time()):  # polled daily from now on
-            at = subscription.safety_check_at(push, time.time(), source.next_check_at, storage.settings)
-            changes.update(next_check_at=at, reason=f"push verified until {rfc3339(push['expires_at'])}: "
-                                                    "daily safety check")
+        if subscription.is_verified(push, time.time()):  # polled daily from now on, its lease renewed before it ends
+            source.push = push
+            changes.update(zip(("next_check_at", "reason"), pushed_check(source, time.time(), storage.settings)))
         storage.sources.change(source_id, changes)
         log.info("websub: %s: %s by the hub", redact(source.url), (push or {}).get("state", "unsubscribed"))
         return text(200, challenge if mode != "denied" else "")

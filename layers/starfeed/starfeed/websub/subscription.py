@@ -16,6 +16,7 @@ from starfeed.settings import Settings
 PENDING, VERIFIED, DENIED, UNSUBSCRIBING, FAILED = "pending", "verified", "denied", "unsubscribing", "failed"
 RETRY_SECONDS = {PENDING: 86400, DENIED: 7 * 86400, FAILED: 86400}  # before asking the hub again
 SAFETY_CHECK = 86400  # a pushed feed is still polled, once a day (docs/design.md#pushed-schedule)
+RENEW_SHARE = 0.2  # a lease is renewed when this share of it is left (docs/design.md#websub-renewal)
 MAX_LEASE = 365 * 86400  # a longer lease granted is taken as a year: the renewal still comes
 SIGNATURES = {"sha1": hashlib.sha1, "sha256": hashlib.sha256, "sha384": hashlib.sha384, "sha512": hashlib.sha512}
 
@@ -45,11 +46,45 @@ def is_verified(push: Push | None, now: float) -> bool:
     return bool(push) and push.get("state") == VERIFIED and (push.get("expires_at") or 0) > now
 
 
-def safety_check_at(push: Push, now: float, current: float | None, settings: Settings) -> float:
-    """When a verified subscription's feed is polled next: no sooner than its schedule or a day
-    (whichever is later), and before its lease needs renewing, which that fetch does."""
-    renew_at = (push.get("expires_at") or now) - settings.websub_renew_before
-    return max(now + settings.min_interval, min(max(current or now, now + SAFETY_CHECK), renew_at))
+def safety_poll_at(last_poll: float | None, interval: float | None, now: float) -> float:
+    """When a pushed feed is polled (docs/design.md#pushed-schedule): a day after its last poll, or
+    its own interval after it when that is longer. Its lease's renewals do not move it."""
+    return (last_poll or now) + max(interval or 0.0, SAFETY_CHECK)
+
+
+def renewal_at(push: Push | None, settings: Settings) -> float | None:
+    """When to ask the hub to renew a verified lease (docs/design.md#websub-renewal): when a fifth
+    of the lease granted is left, but a scheduler period before its end at least (a run may come
+    that late), half the lease at most, and `websub_renew_before` at most. Asked since then and
+    no new lease granted (a hub that refused, or has not verified yet): once more halfway to the
+    end of that lead. None when there is nothing to renew, or no time left to ask before it ends
+    (the next poll asks again)."""
+    if not push or push.get("state") != VERIFIED or not settings.websub_subscribe:
+        return None
+    if not askable(settings.public_url, push.get("hub") or ""):
+        return None
+    expires = push.get("expires_at") or 0.0
+    granted = expires - (push.get("verified_at") or push.get("requested_at") or expires)
+    lead = min(float(settings.websub_renew_before), max(granted * RENEW_SHARE, float(settings.schedule_period)),
+               granted / 2)
+    at, asked = expires - lead, push.get("requested_at") or 0.0
+    if asked >= at:
+        at = asked + lead / 2
+    return at if at < expires else None
+
+
+def pushed_check_at(push: Push | None, poll_at: float, settings: Settings) -> float:
+    """A verified subscription's next check: its feed's safety poll, or its lease's renewal when
+    that comes first."""
+    renewal = renewal_at(push, settings)
+    return poll_at if renewal is None else min(poll_at, renewal)
+
+
+def renews_only(push: Push | None, poll_at: float, now: float, settings: Settings) -> bool:
+    """A check that comes for the lease's renewal alone: the hub is asked, the feed (whose safety
+    poll is not due) is not fetched."""
+    renewal = renewal_at(push, settings)
+    return renewal is not None and renewal <= now < poll_at
 
 
 def askable(public_url: str, hub: str) -> bool:
@@ -77,8 +112,9 @@ def wanted(push: dict | None, found: tuple[str, str] | None, now: float, setting
         return "moved"
     state = push.get("state")
     if state == VERIFIED:
-        expires = push.get("expires_at") or 0
-        return "renew" if expires - now < settings.websub_renew_before else None
+        renewal = renewal_at(push, settings)
+        lapsed = (push.get("expires_at") or 0) <= now
+        return "renew" if lapsed or (renewal is not None and renewal <= now) else None
     waited = now - (push.get("requested_at") or 0)
     return "again" if waited >= RETRY_SECONDS.get(state, 0) else None
 
