@@ -198,3 +198,10 @@ def test_the_readme_lists_these_rules():
     section = section[section.index("\n- "):section.index("\n\n", section.index("\n- "))]
     listed = [" ".join(bullet.split()).rstrip(";.") for bullet in section.split("\n- ")[1:]]
     assert listed == list(RULES)
+
+
+def test_no_two_test_modules_share_a_name():
+    """pytest imports tests/unit and tests/integration by their file names alone: a second module
+    of one name is an import error that stops the whole run."""
+    names = [path.name for path in (Path(__file__).resolve().parent.parent).rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
