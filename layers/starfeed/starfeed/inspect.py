@@ -47,10 +47,13 @@ class Inspection:
 NEXT_STEPS = {
     FailureClass.BLOCKED: "try a browser's user agent (--user-agent), a cookie from a browser session (--cookie) "
                           "or a proxy (--proxy)",
-    FailureClass.RATE_LIMITED: "a subscription waits as the site asks, longer at each refusal; if it keeps refusing, "
+    FailureClass.RATE_LIMITED: "a subscription waits an hour or as long as the site asks if longer, and longer at each "
+                               "refusal; if it keeps refusing, "
                                "try a browser's user agent (--user-agent) or a proxy (--proxy)",
     FailureClass.CREDENTIALS: "a private feed's URL often carries its token (copy the feed's link from the site while "
-                              "logged in); or try a cookie from a logged-in browser session (--cookie)",
+                              "logged in); or give what the site asks for: a header such as --header "
+                              "'Authorization: Bearer TOKEN', or a cookie from a logged-in browser session (--cookie); "
+                              "a proxy that asks for a login takes it in --proxy http://user:password@host:port",
     FailureClass.GONE: "check the URL; `starfeed inspect` of the site's home page names the feeds it announces",
     FailureClass.DNS: "check the host name for a typo: the site may also have moved to another domain",
     FailureClass.TLS: "the site's certificate does not hold for this name (expired, self-signed or another host's): "

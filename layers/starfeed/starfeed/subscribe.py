@@ -71,8 +71,9 @@ def check(url: str, storage: Storage, pick: int | None, *, website: bool = False
         result = fetch(url, settings, ask=ask)
     inspection = inspect_fetched(url, result, settings, website=website, backfill=backfill, selectors=selectors)
     if inspection.error:
+        next_step = f"; next: {inspection.next_step}" if inspection.next_step else ""
         raise Refused(f"{url}: {unsubscribed(inspection.error)}; not subscribed (fix the URL, or add --no-check "
-                      "to subscribe anyway: the fetcher then retries it on its schedule)")
+                      f"to subscribe anyway: the fetcher then retries it on its schedule){next_step}")
     return Checked(url, inspection, feeds, picked_first)
 
 

@@ -43,8 +43,8 @@ def parse_header(text: str) -> tuple[str, str]:
     name, colon, value = text.partition(":")
     name, value = name.strip(), value.strip()
     if not colon or not _TOKEN.fullmatch(name):
-        raise OptionError(f"--header {name!r}: not 'Name: value' with a header name of "
-                          "letters, digits and -")
+        # What was given is not repeated: a mistyped header may be all secret ("X-Api-Key=...").
+        raise OptionError("--header: not 'Name: value' with a header name of letters, digits and -")
     if name.lower() in _RESERVED:
         raise OptionError(f"--header {name}: set by starfeed itself, not by a source's options")
     if name.lower() == "user-agent":
