@@ -263,3 +263,13 @@ def test_the_loopback_origin_sees_where_requests_come_from():
         assert origin.clients[-1] == ("/x", "127.0.0.1")
     finally:
         origin.close()
+
+
+@pytest.mark.parametrize("options, why", [
+    (RequestOptions(headers=[["X-A", "a\r\nInjected: 1"]]), "line break"),
+    (RequestOptions(headers=[["only-one"]]), "not a [name, value] pair"),
+    (RequestOptions(headers=[[1, 2]]), "not a [name, value] pair"),
+    (RequestOptions(user_agent="ua\nx"), "line break")])
+def test_stored_options_edited_by_hand_are_refused_before_any_request(options, why):
+    with pytest.raises(OptionError, match=why.replace("[", r"\[").replace("]", r"\]")):
+        asking(options, None, Settings())

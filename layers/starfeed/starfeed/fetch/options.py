@@ -214,14 +214,21 @@ def request_headers(options: RequestOptions | None, secrets: Secrets | None) -> 
     the plain headers, then the secret headers and the Cookie header."""
     if options is None:
         return {}, {}
-    public = dict(options.headers)
+    # Checked again as at `source add`: a stored item may have been edited by hand.
+    public = dict(_stored_header(pair) for pair in options.headers)
     if options.user_agent:
-        public["User-Agent"] = options.user_agent
+        public["User-Agent"] = parse_user_agent(options.user_agent)
     secrets = secrets or Secrets()
     private = dict(secrets.headers)
     if secrets.cookies:
         private["Cookie"] = "; ".join(f"{n}={v}" for n, v in secrets.cookies.items())
     return public, private
+
+
+def _stored_header(pair: object) -> tuple[str, str]:
+    if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)):
+        raise OptionError("a stored header is not a [name, value] pair")
+    return parse_header(f"{pair[0]}: {pair[1]}")
 
 
 def sent_to(hop_origin: tuple[str, str, int], owner: tuple[str, str, int] | None) -> bool:
