@@ -73,13 +73,11 @@ def fetch_document(kind: DocumentKind, storage: Storage, source: Source, before:
     retries = observe.RetryCounter(time.sleep)
     try:
         with stage("fetch"), observe.span("http request", source_id=source.source_id, host=source.host):
-            ask = source_asking(storage, source)
-            if isinstance(ask, FetchResult):
-                page: FetchResult | None = ask  # its options cannot be used: not asked, and it says why
-            else:
-                page = (_fetch_page(storage, source, now, retries, ask) if kind.crawled else
-                        fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified,
-                              sleep=retries, ask=ask))
+            ask = source_asking(storage, source)  # a FetchResult when its options cannot be used
+            page = ask if isinstance(ask, FetchResult) else (
+                _fetch_page(storage, source, now, retries, ask) if kind.crawled else
+                fetch(source.url, settings, etag=source.etag, last_modified=source.last_modified, sleep=retries,
+                      ask=ask))
             if page is None:
                 return None
             result = page
