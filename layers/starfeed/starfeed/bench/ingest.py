@@ -18,7 +18,7 @@ from pathlib import Path
 import feedparser
 
 from starfeed.model import Source
-from starfeed.parse.ingest import ingest
+from starfeed.parse.ingest import ingest, read_feed
 from starfeed.settings import Settings
 
 TARGET = 1.3
@@ -51,7 +51,7 @@ def cpu(action, repeat: int) -> float:
 def measure(body: bytes, url: str, repeat: int) -> tuple[float, float]:
     source = Source(source_id="bench", url=url, created_at=0)
     baseline = cpu(lambda: feedparser.parse(body), repeat)
-    ours = cpu(lambda: ingest(body, url, None, source, time.time(), SETTINGS), repeat)
+    ours = cpu(lambda: ingest(read_feed, body, url, None, source, time.time(), SETTINGS), repeat)
     return baseline, ours
 
 
