@@ -147,6 +147,88 @@ def failure_words(failure: object, error: str | None) -> str | None:
     return failure.words
 
 
+class RuleAction(StrEnum):
+    """What a rule does to the entries it matches (docs/design.md#rules)."""
+
+    BLOCK = "block"  # left out of the served feeds, still stored
+    KEEP = "keep"  # an allowlist: in its scope, an entry no keep rule matches is left out
+    TAG = "tag"  # its tag added to the entry's categories
+
+
+class RuleField(StrEnum):
+    """What a rule's match looks at."""
+
+    TITLE = "title"
+    TEXT = "text"  # the summary and the content, as text
+    AUTHOR = "author"
+    LINK = "link"  # the entry's URL
+    HOST = "host"  # its link's host
+    CATEGORY = "category"
+    SOURCE = "source"  # the source's id, title or URL
+    AGE = "age"  # pattern: days; matches entries older than that
+    SCORE = "score"  # pattern: a number from 0 to 1; matches entries the deframer scored above it
+
+
+@dataclass(frozen=True)
+class RuleMatch:
+    """One condition: a field against words (case-insensitive, whole words) or a regular
+    expression between slashes (/CVE-\\d+/), or a number for age and score; negated: it holds when
+    the pattern does not match."""
+
+    field: RuleField
+    pattern: str
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule as a person wrote it (rules/grammar.py checks and compiles it). scope: "global",
+    "collection:NAME" or "source:ID", whose entries it judges; rule_set: a named set, served as a
+    feed of its own (/r/SET/feed), whose rules judge nothing else."""
+
+    rule_id: str
+    action: RuleAction
+    matches: tuple[RuleMatch, ...]
+    any: bool = False  # any match suffices; else all must hold
+    tag: str | None = None  # the category a tag rule adds
+    scope: str = "global"
+    rule_set: str | None = None
+    created_at: str = ""
+
+
+def rule_set_partition(rule_set: str) -> str:
+    """A rule set's entries sit in the collection entries table, under this key: a collection's
+    name cannot hold a slash, so the two never meet."""
+    return f"r/{rule_set}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the rules make of one entry: stored on it (Entry.blocked_by, tags, rule_sets)."""
+
+    blocked_by: str | None = None
+    tags: tuple[str, ...] = ()
+    rule_sets: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, entry: Entry) -> Verdict:
+        return cls(entry.blocked_by, tuple(entry.tags), tuple(entry.rule_sets))
+
+
+@dataclass(frozen=True)
+class RuleSweep:
+    """The re-evaluation of stored entries after the rules changed (rules/sweep.py), one page at
+    a time: the rule book's version it judges by, where it stands, and what it found so far."""
+
+    version: int = 0
+    cursor: str = ""  # where the next page starts (the store's own key, as JSON); "" at the start
+    done: bool = True
+    judged: int = 0
+    changed: int = 0
+    started_at: str = ""
+    finished_at: str = ""
+
+
 class Status(StrEnum):
     """A source's last fetch, as `source list` and the dashboard show it."""
 
@@ -445,6 +527,12 @@ class Entry:
     analyzer_result: dict[str, Any] | None = None
     # Imported from the feed's archive (fetch/history.py), not seen new: no event, no analysis.
     backfilled: bool = False
+    # The rules' verdict (docs/design.md#rules), as of the rule book it was judged by: the rule
+    # that holds it out of every served feed (None: shown), the tags rules add to its categories,
+    # and the named rule sets whose feeds it is in.
+    blocked_by: str | None = None
+    tags: list[str] = field(default_factory=list)
+    rule_sets: list[str] = field(default_factory=list)
 
     @property
     def sort_time(self) -> str:

@@ -145,6 +145,13 @@ class Settings:
     analyzer_daily_tokens: int = 2_000_000
     analyzer_input_chars: int = 12000  # of the article's text sent to the analyzer
     robots_cache_seconds: int = 86400  # a host's robots.txt is read again after this
+    # Rules (docs/design.md#rules): how many a stack holds, how long a pattern may be, and how
+    # many stored entries one page of their re-evaluation judges (a scheduler run judges pages
+    # until rules_sweep_seconds have passed, then leaves the rest to the next run).
+    rules_max: int = 200
+    rule_pattern_max: int = 300
+    rules_sweep_page: int = 200
+    rules_sweep_seconds: int = 60
     # GitHub (docs/design.md#github). The token is not a setting: see store/secrets.py.
     github_api_url: str = "https://api.github.com"  # or a GitHub Enterprise https://HOST/api/v3
     github_token_store: str = "ssm"  # where the deployment reads the token: ssm | secretsmanager

@@ -1,6 +1,6 @@
 """The storage layer: every call to DynamoDB, S3 and SQS lives in this package, one module per
-entity (sources, entries, collections, hosts, counters, the pace, analyses, blobs, queues, events,
-secrets)."""
+entity (sources, entries, collections, hosts, counters, the pace, rules, analyses, blobs, queues,
+events, secrets)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # loaded on first use, below
     from starfeed.store.events import Events
     from starfeed.store.hosts import Hosts
     from starfeed.store.pace import PaceStore
+    from starfeed.store.rules import Rules
     from starfeed.store.sources import Sources
 
 
@@ -92,6 +93,12 @@ class Storage:
         from starfeed.store.pace import PaceStore
 
         return PaceStore(self._dynamodb, self.settings)
+
+    @cached_property
+    def rules(self) -> Rules:
+        from starfeed.store.rules import Rules
+
+        return Rules(self._dynamodb, self.settings)
 
     @cached_property
     def analyses(self) -> Analyses:

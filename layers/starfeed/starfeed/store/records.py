@@ -109,6 +109,8 @@ def build_records(settings: Settings) -> SimpleNamespace:
         "by_seen": _index(GlobalSecondaryIndex, "BySeen", settings, {
             "seen_day": UnicodeAttribute(hash_key=True), "first_seen": UnicodeAttribute(range_key=True)},
             KeysOnlyProjection),
+        "blocked": _index(GlobalSecondaryIndex, "Blocked", settings,
+                          {"blocked_by": UnicodeAttribute(hash_key=True)}, KeysOnlyProjection),
     })
 
     # A source's entry digest (store/digest.py), an item of the entries table without sort_key,

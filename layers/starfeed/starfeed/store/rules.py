@@ -1,0 +1,68 @@
+"""The rules (model.Rule) and their re-evaluation's progress (model.RuleSweep): two items of the
+stats table, beside the pace. The rules are one item, read whole (one read unit for a few rules)
+and written with its version as the condition, so two changes at once cannot lose one."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, fields
+
+from starfeed.model import Rule, RuleAction, RuleField, RuleMatch, RuleSweep
+from starfeed.settings import Settings
+
+RULES_KEY = "rules"  # the items' keys in the stats table, whose other items are days
+SWEEP_KEY = "rules-sweep"
+
+
+def _stored(rule: Rule) -> dict:
+    return asdict(rule)
+
+
+def _rule_of(stored: dict) -> Rule:
+    matches = tuple(RuleMatch(RuleField(m["field"]), m["pattern"], bool(m.get("negated")))
+                    for m in stored["matches"])
+    known = {f.name for f in fields(Rule)} - {"action", "matches"}
+    return Rule(action=RuleAction(stored["action"]), matches=matches,
+                **{k: v for k, v in stored.items() if k in known})
+
+
+class Rules:
+    def __init__(self, dynamodb, settings: Settings):
+        self._db, self._table = dynamodb, settings.stats_table
+
+    def book(self, consistent: bool = False) -> tuple[list[Rule], int]:
+        """Every rule, and the version of the set (0: none was ever saved)."""
+        item = self._db.get_item(TableName=self._table, Key={"day": {"S": RULES_KEY}},
+                                 ConsistentRead=consistent).get("Item")
+        if not item:
+            return [], 0
+        return [_rule_of(r) for r in json.loads(item["rules"]["S"])], int(item["version"]["N"])
+
+    def save(self, rules: list[Rule], version: int, changed_at: str) -> bool:
+        """Store the rules as version + 1, unless they changed since `version` was read (False)."""
+        condition, values = "attribute_not_exists(version)", {}
+        if version:
+            condition, values = "version = :version", {":version": {"N": str(version)}}
+        try:
+            self._db.update_item(
+                TableName=self._table, Key={"day": {"S": RULES_KEY}},
+                UpdateExpression="SET #rules = :rules, version = :next, changed_at = :at",
+                ConditionExpression=condition, ExpressionAttributeNames={"#rules": "rules"},
+                ExpressionAttributeValues={**values, ":rules": {"S": json.dumps([_stored(r) for r in rules])},
+                                           ":next": {"N": str(version + 1)}, ":at": {"S": changed_at}})
+        except self._db.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def sweep(self) -> RuleSweep:
+        """Where the re-evaluation of stored entries stands; a finished one of version 0 before any."""
+        item = self._db.get_item(TableName=self._table, Key={"day": {"S": SWEEP_KEY}},
+                                 ConsistentRead=True).get("Item")
+        if not item:
+            return RuleSweep()
+        state = json.loads(item["state"]["S"])
+        return RuleSweep(**{f.name: state[f.name] for f in fields(RuleSweep) if f.name in state})
+
+    def save_sweep(self, sweep: RuleSweep) -> None:
+        self._db.put_item(TableName=self._table, Item={"day": {"S": SWEEP_KEY},
+                                                       "state": {"S": json.dumps(asdict(sweep))}})
