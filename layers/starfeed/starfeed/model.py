@@ -596,6 +596,7 @@ class StoredEntry:
     sort_key: str  # as stored: its collection copies are keyed by it
     analyzer_result: dict[str, Any] | None = None
     ordered_at: str | None = None  # its place when its date is none to sort by (a rewrite keeps it)
+    rule_sets: tuple[str, ...] = ()  # the rule sets holding a copy of it: a rewrite leaves those it is no longer in
 
 
 @dataclass(frozen=True)

@@ -5,15 +5,27 @@ each new one also copied into the collections its source belongs to (store/colle
 from __future__ import annotations
 
 import calendar
+import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
 
 from pynamodb.exceptions import AttributeDeserializationError, DoesNotExist
 from pynamodb.transactions import TransactWrite
 
-from starfeed.model import Departure, Digest, Entry, EntryWrites, GitHubAccount, Source, StoredEntry
+from starfeed.model import (
+    Departure,
+    Digest,
+    Entry,
+    EntryWrites,
+    GitHubAccount,
+    Source,
+    StoredEntry,
+    Verdict,
+    rule_set_partition,
+    sort_key_of,
+)
 from starfeed.settings import Settings
 from starfeed.store.digest import DIGEST_UID
 from starfeed.store.records import DAY, as_stored, collection_entry_record, entry_of, entry_record, written
@@ -45,15 +57,19 @@ class Entries:
         records = self._records.Entry.batch_get(
             [(feed_id, uid) for uid in entry_uids],
             attributes_to_get=["entry_uid", "content_hash", "first_seen", "rewrite_count", "seen_count", "sort_key",
-                               "analyzer_result", "ordered_at"])
+                               "analyzer_result", "ordered_at", "rule_sets"])
         return {r.entry_uid: StoredEntry(r.entry_uid, r.content_hash, r.first_seen, int(r.seen_count),
-                                         int(r.rewrite_count), r.sort_key, r.analyzer_result, r.ordered_at)
+                                         int(r.rewrite_count), r.sort_key, r.analyzer_result, r.ordered_at,
+                                         tuple(r.rule_sets or ()))
                 for r in records}
 
-    def write(self, writes: EntryWrites, collections: list[str] = ()) -> list[Entry]:
+    def write(self, writes: EntryWrites, collections: Sequence[str] = (),
+              stored_sets: Mapping[str, Sequence[str]] | None = None) -> list[Entry]:
         """Write what the entry decision asked for (parse/dedupe.py), in its order; returns the
         entries stored new: an archive page's insert only when no entry had its uid (the feed's
-        version wins)."""
+        version wins). Each entry is copied into its collections and its rule sets
+        (Entry.rule_sets); stored_sets: the rule sets a rewritten entry's stored item is in, by
+        uid, whose copies it leaves when it is no longer in one or its sort key moved."""
         E, C, feed_id = self._records.Entry, self._records.CollectionEntry, writes.feed_id
         inserted = [entry for entry in writes.inserts if self._put_if_absent(entry)]
         with E.batch_write() as batch:
@@ -70,6 +86,14 @@ class Entries:
                 for rewrite in writes.rewrites:
                     if rewrite.stale_sort_key is not None:
                         batch.delete(C(collection, rewrite.stale_sort_key))
+            for entry in stored:
+                for name in entry.rule_sets:
+                    batch.save(collection_entry_record(self._records, rule_set_partition(name), entry, self.settings))
+            for rewrite in writes.rewrites:
+                stale_key = rewrite.stale_sort_key or sort_key_of(rewrite.entry)
+                for name in (stored_sets or {}).get(rewrite.entry.entry_uid, ()):
+                    if rewrite.stale_sort_key is not None or name not in rewrite.entry.rule_sets:
+                        batch.delete(C(rule_set_partition(name), stale_key))
         for departure in writes.departures:
             self._depart(feed_id, departure)
         for entry_uid in writes.sighted:
@@ -79,6 +103,59 @@ class Entries:
                                       held=writes.digest.stored()).save()
         self._note_old_days(stored)
         return new
+
+    def write_verdicts(self, changes: Sequence[tuple[Entry, Entry]],
+                       collections: Mapping[str, Sequence[str]]) -> int:
+        """The rules' new verdicts on stored entries, each change (the entry as stored, the entry
+        with its new verdict): blocked_by, tags and rule_sets updated on its item and on its copies
+        in its source's collections (by feed id in `collections`), its rule sets' copies put or
+        deleted. Nothing else is written: the caller passes only the entries whose verdict changed.
+        An entry that expired meanwhile is not written back, nor is a copy that is gone. Returns
+        how many entries were written."""
+        C = self._records.CollectionEntry
+        written_entries, puts, deletes = 0, [], []
+        for before, after in changes:
+            if not self._write_verdict(before, Verdict.of(after), collections.get(before.feed_id, ())):
+                continue
+            written_entries += 1
+            before_sets, after_sets = set(before.rule_sets), set(after.rule_sets)
+            puts += [collection_entry_record(self._records, rule_set_partition(name), after, self.settings)
+                     for name in sorted(after_sets - before_sets)]
+            deletes += [C(rule_set_partition(name), sort_key_of(before)) for name in sorted(before_sets - after_sets)]
+        with C.batch_write() as batch:
+            for record in puts:
+                batch.save(record)
+            for record in deletes:
+                batch.delete(record)
+        return written_entries
+
+    def _write_verdict(self, entry: Entry, verdict: Verdict, collections: Sequence[str]) -> bool:
+        """One entry's verdict on its item, then on its copies in its collections and in the rule
+        sets it stays in; False, writing nothing more, when its item is gone."""
+        E, C = self._records.Entry, self._records.CollectionEntry
+
+        def actions(model) -> list:
+            blocked = model.blocked_by.set(verdict.blocked_by) if verdict.blocked_by else model.blocked_by.remove()
+            return [blocked, model.tags.set(list(verdict.tags)), model.rule_sets.set(list(verdict.rule_sets))]
+
+        if not written(lambda: E(entry.feed_id, entry.entry_uid).update(actions=actions(E),
+                                                                         condition=E.entry_uid.exists())):
+            return False
+        key, staying = sort_key_of(entry), set(entry.rule_sets) & set(verdict.rule_sets)
+        for partition in [*collections, *map(rule_set_partition, sorted(staying))]:
+            written(lambda partition=partition: C(partition, key).update(actions=actions(C),
+                                                                         condition=C.sort_key.exists()))
+        return True
+
+    def page(self, cursor: str, limit: int) -> tuple[list[Entry], str]:
+        """A page of every stored entry, in the table's order (a Scan; the sources' digests are
+        left out), from `cursor` ("": the start); and where the next page starts ("": none)."""
+        E = self._records.Entry
+        records = E.scan(E.entry_uid != DIGEST_UID, limit=limit,
+                         last_evaluated_key=json.loads(cursor) if cursor else None)
+        entries = [entry_of(record) for record in records]
+        last = records.last_evaluated_key
+        return entries, json.dumps(last) if last else ""
 
     def _depart(self, feed_id: str, departure: Departure) -> None:
         """An entry's sightings moved from the digest to its item; one expired meanwhile is not written back."""
@@ -154,20 +231,21 @@ class Entries:
             source.github = account
 
     def purge(self, feed_id: str, collections: list[str] = ()) -> int:
-        """Delete every stored entry of one source and its copies in these collections (keyed by
-        the entry's stored sort_key), and its digest; returns how many entries there were. A Query
+        """Delete every stored entry of one source and its copies in these collections and in its
+        rule sets (keyed by the entry's stored sort_key), and its digest; returns how many entries there were. A Query
         of the keys, then batch deletes: run again after a failure, it deletes what is left."""
         E, C = self._records.Entry, self._records.CollectionEntry
-        keys = [(r.entry_uid, r.sort_key) for r in E.query(feed_id, attributes_to_get=["entry_uid", "sort_key"])]
+        keys = [(r.entry_uid, r.sort_key, r.rule_sets or [])
+                for r in E.query(feed_id, attributes_to_get=["entry_uid", "sort_key", "rule_sets"])]
         with C.batch_write() as batch:
-            for collection in collections:
-                for _, sort_key in keys:
-                    if sort_key:
-                        batch.delete(C(collection, sort_key))
+            for _, sort_key, rule_sets in keys:
+                if sort_key:
+                    for partition in [*collections, *map(rule_set_partition, rule_sets)]:
+                        batch.delete(C(partition, sort_key))
         with E.batch_write() as batch:
-            for entry_uid, _ in keys:
+            for entry_uid, _, _ in keys:
                 batch.delete(E(feed_id, entry_uid))
-        return sum(entry_uid != DIGEST_UID for entry_uid, _ in keys)
+        return sum(entry_uid != DIGEST_UID for entry_uid, _, _ in keys)
 
     @cached_property
     def _connection(self):
