@@ -9,6 +9,7 @@ import json
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
 from starfeed import observe
+from starfeed.fetch.entries import one_rule_book
 from starfeed.fetch.job import fetch_source
 from starfeed.settings import Settings
 from starfeed.store import Storage
@@ -41,7 +42,8 @@ def fetch_record(record, lambda_context) -> None:
 
 @observe.handler
 def handler(event, context):
-    with storage.blobs.tap_batch():  # the batch's new entries tapped in one object
+    # The batch's new entries tapped in one object, and judged by one read of the rules.
+    with storage.blobs.tap_batch(), one_rule_book():
         response = process_partial_response(event=event, record_handler=fetch_record,
                                             processor=processor, context=context)
     failed = {failure["itemIdentifier"] for failure in response.get("batchItemFailures", [])}

@@ -16,7 +16,7 @@ from requests.utils import parse_header_links
 
 from starfeed import observe
 from starfeed.fetch import robots
-from starfeed.fetch.entries import store_entries
+from starfeed.fetch.entries import entry_targets, store_entries
 from starfeed.fetch.headers import freshness
 from starfeed.fetch.http import Asking, FetchResult, asking, fetch
 from starfeed.fetch.options import OptionError, Secrets
@@ -97,7 +97,7 @@ def fetch_document(kind: DocumentKind, storage: Storage, source: Source, before:
         # failed attempt stored may not have been rendered yet.
         if new or first_fetch or previously_failed:
             with stage("render request"), observe.span("render request"):
-                storage.queues.send_render(kind.targets(source))
+                storage.queues.send_render(kind.targets(source) + entry_targets(new))
         if result.status is not None and not outcome.failed:
             _subscribe_if_announced(storage, source, result, ingested, now)
             # Written already, before the hub was asked: its verification, which may come before
@@ -146,7 +146,7 @@ def _store(storage: Storage, source: Source, ingested: Ingested, raw_ref: dict |
         announce = (lambda fresh: storage.queues.send_enrichments(
             source.source_id, [e.entry_uid for e in fresh])) if source.deframe else None
         stored = store_entries(storage, ingested.entries, now, source.collections, announce, document,
-                               ingested.left_out)
+                               ingested.left_out, source)
     source.title = ingested.title or source.title
     source.site_url = ingested.link or source.site_url
     source.language = ingested.language or source.language
@@ -181,7 +181,7 @@ def take_push(kind: DocumentKind, storage: Storage, source: Source, fetch_id: st
             outcome = replace(outcome, new_entries=len(new), error=error)
         if new:
             with stage("render request"):
-                storage.queues.send_render(kind.targets(source))
+                storage.queues.send_render(kind.targets(source) + entry_targets(new))
     except StageFailed as failed:
         outcome = FetchOutcome(200, error=str(failed), failure=FailureClass.OURS)
     remember_fetch(source, raw_ref, 200, f"push: {outcome.error}" if outcome.error else "push", now,

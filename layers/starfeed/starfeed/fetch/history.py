@@ -16,7 +16,7 @@ import hashlib
 import logging
 
 from starfeed.fetch.document import source_asking
-from starfeed.fetch.entries import store_entries
+from starfeed.fetch.entries import entry_targets, store_entries
 from starfeed.fetch.http import FetchResult, fetch
 from starfeed.fetch.record import store_raw
 from starfeed.fetch.stage import describe
@@ -63,9 +63,10 @@ def walk_step(storage: Storage, step: dict, now: float) -> dict | None:
         room = max(0, settings.backfill_max_entries - step["entries"])
         for entry in ingested.entries[:room]:
             entry.raw_refs = [{"fetch_id": raw_ref["fetch_id"]}] if raw_ref else []
-        new = store_entries(storage, ingested.entries[:room], now, source.collections, document="archive").new
+        new = store_entries(storage, ingested.entries[:room], now, source.collections, document="archive",
+                            source=source).new
         if new:
-            storage.queues.send_render(kind_of(source).targets(source))
+            storage.queues.send_render(kind_of(source).targets(source) + entry_targets(new))
     except Exception as exc:  # noqa: BLE001 - the walk stops with the reason; polling goes on
         return _stop(storage, source, step, now, "stopped", f"{redact(url)}: {describe(exc)}")
     walked = [*step["walked"], _digest(url)]

@@ -5,12 +5,19 @@ This module stays light (no lxml): the fetcher and the CLI import it to name ren
 
 from __future__ import annotations
 
-from starfeed.model import Source
+from collections.abc import Iterable
+
+from starfeed.model import Source, rule_set_partition
 
 
 def targets_for(source: Source) -> list[str]:
     """The feeds a source's new entries appear in (when its kind publishes any: starfeed.kinds)."""
     return ["feed", f"s/{source.source_id}/feed", *(f"c/{c}/feed" for c in source.collections)]
+
+
+def rule_set_targets(rule_sets: Iterable[str]) -> list[str]:
+    """The feeds of these rule sets (docs/design.md#rule-sets)."""
+    return [f"{rule_set_partition(name)}/feed" for name in sorted(set(rule_sets))]
 
 
 # Not a feed: the renderer rebuilds the views that list every source (/subscriptions.opml,
