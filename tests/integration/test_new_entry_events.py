@@ -50,6 +50,7 @@ def test_one_new_entry_event_per_new_entry_and_none_again(stack, storage, origin
     assert detail == {"entry_uid": "ev-0", "feed_id": source.source_id, "published": stored.published,
                       "canonical_link": "https://example.org/ev-0", "raw_refs": stored.raw_refs,
                       "ingested_at": stored.first_seen, "title": "Event 0",
+                      "blocked_by": None, "tags": [], "rule_sets": [],
                       "source": {"url": url, "title": "Eventful",
                                  "feed": f"http://feeds.test/s/{source.source_id}/feed.xml"}}
     assert stored.raw_refs and stored.raw_refs[0]["fetch_id"]

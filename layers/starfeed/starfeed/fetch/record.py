@@ -35,11 +35,13 @@ def store_raw(storage: Storage, source: Source, result: FetchResult, now: float)
 
 
 def new_entry_detail(source: Source, entry: Entry, public_url: str) -> dict:
-    """A NewEntry event's detail: its payload (docs/design.md#new-entry-event), plus the entry's title and its source
-    as a consumer names it (the URL redacted, as every public view shows it)."""
+    """A NewEntry event's detail: its payload (docs/design.md#new-entry-event), plus the entry's title, the rules'
+    verdict (a consumer of every entry sees which the feeds leave out) and its source as a consumer
+    names it (the URL redacted, as every public view shows it)."""
     return {"entry_uid": entry.entry_uid, "feed_id": entry.feed_id, "published": entry.published,
             "canonical_link": entry.canonical_link, "raw_refs": entry.raw_refs, "ingested_at": entry.first_seen,
-            "title": entry.title,
+            "title": entry.title, "blocked_by": entry.blocked_by, "tags": list(entry.tags),
+            "rule_sets": list(entry.rule_sets),
             "source": {"url": redact(source.url), "title": source.title,
                        "feed": f"{public_url.rstrip('/')}/" + DEFAULT.file(f"s/{source.source_id}/feed")}}
 
