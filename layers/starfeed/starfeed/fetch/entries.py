@@ -80,6 +80,15 @@ def _judged(book: RuleBook, writes: EntryWrites, subject: Subject, now: float) -
                    rewrites=[replace(r, entry=judge(r.entry)) for r in writes.rewrites])
 
 
+def judged_new(storage: Storage, entries: list[Entry], source: Source, now: float) -> list[Entry]:
+    """Entries about to be stored new without the entry decision (GitHub stars), each carrying
+    its verdict."""
+    if not entries:
+        return entries
+    book, subject = rule_book(storage), Subject.of(source)
+    return [judged(entry, book.judge(entry, subject, now)) for entry in entries]
+
+
 def rejudge(storage: Storage, entry: Entry, source: Source, now: float) -> list[str]:
     """A stored entry judged again after what the rules read of it changed (its analysis, which
     rules on score read): its verdict written only when it changed. Returns the rule sets' feeds

@@ -63,15 +63,19 @@ class GitHubUser(GitHubKind):
     def keep(self, storage: Storage, source: Source, read: Read, before: Source, lease: float | None,
              now: float) -> int:
         """Its new stars, their collection copies and its last_starred_at, written together."""
+        from starfeed.fetch.entries import entry_targets, judged_new
         from starfeed.fetch.record import publish_new, tap_new
         from starfeed.parse.github import star_entry
 
         if not read.stars:
             return 0
         known = account(source)
-        entries = [star_entry(known.login, star, source.source_id, now) for star in read.stars]
+        entries = judged_new(storage, [star_entry(known.login, star, source.source_id, now) for star in read.stars],
+                             source, now)
         source.github = known
         storage.entries.store_stars(source, entries, lease)
+        if sets := entry_targets(entries):  # its rule sets' feeds (its own: the fetch asks for them)
+            storage.queues.send_render(sets)
         publish_new(storage, source, entries)
         tap_new(storage, source, entries, now)
         # Every star time known now: on a first sync, the EMA is seeded with all of their gaps.

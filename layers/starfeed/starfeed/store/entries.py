@@ -42,6 +42,22 @@ def _epoch_day(stamp: str) -> float:
 OLD_DAYS = "old-days"
 
 
+def _transactions(entries: list[Entry], collections: int) -> Iterator[list[Entry]]:
+    """The entries in order, in runs whose items (each entry, its copies in `collections`
+    collections and in its rule sets) and the source's update fit one transaction."""
+    chunk: list[Entry] = []
+    items = 1  # the source's update
+    for entry in entries:
+        size = 1 + collections + len(entry.rule_sets)
+        if chunk and items + size > TRANSACTION_ITEMS:
+            yield chunk
+            chunk, items = [], 1
+        chunk.append(entry)
+        items += size
+    if chunk:
+        yield chunk
+
+
 class Entries:
     def __init__(self, records, settings: Settings, dynamodb=None):
         self._records, self.settings, self._db = records, settings, dynamodb
@@ -211,22 +227,20 @@ class Entries:
                                                                    attributes_to_get=["entry_uid"])}
 
     def store_stars(self, source: Source, entries: list[Entry], lease: float | None) -> None:
-        """A followed account's stars, their collection copies and its last_starred_at are written
-        together or not at all. Oldest first, in transactions that fit DynamoDB's 100 items, so
-        last_starred_at never runs ahead of the stars stored; a lost lease writes nothing."""
+        """A followed account's stars, their collection and rule set copies and its
+        last_starred_at are written together or not at all. Oldest first, in transactions that fit
+        DynamoDB's 100 items, so last_starred_at never runs ahead of the stars stored; a lost lease
+        writes nothing."""
         S = self._records.Source
         account = source.github or GitHubAccount()
-        ordered = sorted(entries, key=lambda e: e.published or "")
         condition = (S.locked_until == lease) if lease is not None else S.source_id.exists()
-        per_transaction = (TRANSACTION_ITEMS - 1) // (1 + len(source.collections))
-        for start in range(0, len(ordered), per_transaction):
-            chunk = ordered[start:start + per_transaction]
+        for chunk in _transactions(sorted(entries, key=lambda e: e.published or ""), len(source.collections)):
             account = replace(account, last_starred_at=max([chunk[-1].published or "", account.last_starred_at or ""]))
             with TransactWrite(connection=self._connection) as transaction:
                 for entry in chunk:
                     transaction.save(entry_record(self._records, entry, self.settings))
-                    for collection in source.collections:
-                        transaction.save(collection_entry_record(self._records, collection, entry, self.settings))
+                    for partition in [*source.collections, *map(rule_set_partition, entry.rule_sets)]:
+                        transaction.save(collection_entry_record(self._records, partition, entry, self.settings))
                 transaction.update(S(source.source_id), actions=[S.github.set(as_stored(account))], condition=condition)
             source.github = account
 
