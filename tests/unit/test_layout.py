@@ -23,7 +23,8 @@ RULES = (
     "`serve/negotiate.py`, `fetch/headers.py`, `fetch/options.py`, `websub/subscription.py`) imports neither "
     "`store` nor boto3, botocore, PynamoDB or requests: it is tested without I/O",
     "only the jobs (`fetch/job.py`, `document.py`, `github_job.py`, `record.py`, `robots.py`, `history.py`, "
-    "`entries.py`, `render/job.py`, `schedule/tick.py`, `dispatch.py`, `enrich/job.py` and its model client "
+    "`entries.py`, `render/job.py`, `schedule/tick.py`, `dispatch.py`, `enrich/job.py`, `rules/sweep.py` and the "
+    "enricher's model client "
     "`enrich/bedrock.py`, and the source kinds in `kinds/`), what a job and the api both read "
     "(`render/pages.py`), the api's routes, the CLI and what it shares (`subscribe`, `deployment`, "
     "`rest_client`, `sources`, `taps`) reach storage",
@@ -43,6 +44,7 @@ PURE = ("starfeed.model", "starfeed.settings", "starfeed.urlpolicy", "starfeed.f
 JOBS = ("starfeed.fetch.job", "starfeed.fetch.document", "starfeed.fetch.github_job", "starfeed.fetch.record",
         "starfeed.fetch.robots", "starfeed.fetch.history", "starfeed.fetch.entries",
         "starfeed.render.job", "starfeed.schedule.tick", "starfeed.schedule.dispatch", "starfeed.enrich.job",
+        "starfeed.rules.sweep",
         # The source kinds: each fetches, and what it stores is its own (starfeed/kinds).
         "starfeed.kinds",
         # The analyzer that calls a model: the enrich job's edge to Bedrock.
