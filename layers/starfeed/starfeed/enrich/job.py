@@ -9,11 +9,12 @@ result says so (input "feed", download_error)."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from starfeed import observe
 from starfeed.enrich.analysis import AnalysisRequest, Analyzer, AnalyzerError, Prompt, prompt_for
 from starfeed.fetch import robots
+from starfeed.fetch.entries import rejudge
 from starfeed.fetch.http import fetch
 from starfeed.fetch.record import store_raw
 from starfeed.kinds.registry import kind_of
@@ -105,7 +106,9 @@ def enrich(storage: Storage, analyzer: Analyzer, message: EnrichMessage, now: fl
         storage.analyses.note_error(source.source_id, None)
     log.info("enricher: %s analyzed from its %s (score %.2f, %d tokens)",
              redact(entry.canonical_link or entry.entry_uid), request.used, result.score, result.tokens)
-    return kind_of(source).targets(source)
+    # Rules on the score judge it now that it has one.
+    return kind_of(source).targets(source) + rejudge(storage, replace(entry, analyzer_result=result.to_dict()),
+                                                      source, now)
 
 
 def request_for(storage: Storage, source: Source, entry: Entry, prompt: Prompt, now: float,
