@@ -20,7 +20,8 @@ RULES = (
     "nor compares content hashes; it writes what `parse/dedupe.py` decided",
     "the pure core (`model`, `settings`, `formats`, `cursors`, `urlpolicy`, `stats`, `parse`, `schedule` but "
     "`tick` and `dispatch`, `render` but `job` and `pages`, `enrich` but `job` and `bedrock`, "
-    "`serve/negotiate.py`, `fetch/headers.py`, `fetch/options.py`, `websub/subscription.py`) imports neither "
+    "`serve/negotiate.py`, `fetch/headers.py`, `fetch/options.py`, `websub/subscription.py`, `rules/grammar.py`, "
+    "`rules/judge.py`) imports neither "
     "`store` nor boto3, botocore, PynamoDB or requests: it is tested without I/O",
     "only the jobs (`fetch/job.py`, `document.py`, `github_job.py`, `record.py`, `robots.py`, `history.py`, "
     "`entries.py`, `render/job.py`, `schedule/tick.py`, `dispatch.py`, `enrich/job.py`, `rules/sweep.py` and the "
@@ -39,7 +40,8 @@ AWS = {"boto3", "botocore", "pynamodb"}
 # The pure core: decisions, parsing, normalization, rendering formats and negotiation. No I/O.
 PURE = ("starfeed.model", "starfeed.settings", "starfeed.urlpolicy", "starfeed.formats", "starfeed.cursors",
         "starfeed.stats", "starfeed.parse", "starfeed.schedule", "starfeed.render", "starfeed.serve.negotiate",
-        "starfeed.fetch.headers", "starfeed.fetch.options", "starfeed.enrich", "starfeed.websub.subscription")
+        "starfeed.fetch.headers", "starfeed.fetch.options", "starfeed.enrich", "starfeed.websub.subscription",
+        "starfeed.rules.grammar", "starfeed.rules.judge")
 # Where the pure core meets storage: the jobs, the api's routes, and what the CLI and the api share.
 JOBS = ("starfeed.fetch.job", "starfeed.fetch.document", "starfeed.fetch.github_job", "starfeed.fetch.record",
         "starfeed.fetch.robots", "starfeed.fetch.history", "starfeed.fetch.entries",
