@@ -19,6 +19,7 @@ from starfeed.fetch.entries import store_entries
 from starfeed.local.github_sim import Account, GitHubSim
 from starfeed.local.github_sim import Event as TimelineEvent
 from starfeed.local.template import load
+from starfeed.model import Rule, RuleAction, RuleField, RuleMatch
 from starfeed.sources import add_source
 from starfeed.store import Storage
 
@@ -95,6 +96,10 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
     ssm.put_parameter(Name="/starfeed/github-token", Value=sim.token, Type="SecureString", Overwrite=True)
     with recording(stack) as used:
         hour_ago = time.time() - 3600
+        # Rules: read where entries are stored (the fetcher, the history walk, the enricher, whose
+        # analysis puts an entry with a score in a rule set) and swept by the scheduler.
+        scored = Rule("iam-scored", RuleAction.KEEP, (RuleMatch(RuleField.SCORE, "0.1"),), rule_set="iam-scored")
+        assert storage.rules.save([scored], storage.rules.book(consistent=True)[1], "2026-11-28T00:00:00Z")
         # Seen, seen again, then gone from its feed: its sightings move from the digest to its item.
         kept = add_source(storage, origin.serve("/iam-kept.xml", Reply(200, rss(("i1", "Kept"))),
                                                 Reply(200, rss(("i1", "Kept"), ("i6", "Later"))),
@@ -119,6 +124,12 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         for _ in range(2):
             make_due(storage, kept.source_id)
             stack.run_cycle()
+        # A rule added: the next run's sweep puts a stored entry in a set (its item, its
+        # collection's copy and the set's written) and asks for its feeds.
+        kept_rule = Rule("iam-kept", RuleAction.KEEP, (RuleMatch(RuleField.TITLE, "later"),), rule_set="iam-kept")
+        assert storage.rules.save([scored, kept_rule], storage.rules.book(consistent=True)[1], "2026-11-28T00:00:01Z")
+        stack.run_cycle()
+        assert storage.analyses.entry(kept.source_id, "i6").rule_sets == ["iam-kept"]
         # A star the received-events timeline shows: its account is leased and queued at once.
         account, now = next(iter(sim.accounts.values())), time.time()
         starred_at = next(t for t in range(int(now) - 120, int(now) - 60)
@@ -143,6 +154,7 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         entries = [storage.analyses.entry(deframed.source_id, uid) for uid in ("i3", "i5")]
         analyzed = [e for e in entries if e.analyzer_result]
         assert len(analyzed) == 1 and analyzed[0].analyzer_result["model"] == settings.bedrock_model_id
+        assert analyzed[0].rule_sets == ["iam-scored"]
         # Over budget: one entry waits in place, one that waited often is put back as a new message.
         monkeypatch.setattr(enricher, "storage", Storage(replace(settings, analyzer_daily_calls=0)))
         waiting = {"messageId": "w1", "receiptHandle": "not-a-real-handle",
