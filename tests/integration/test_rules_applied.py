@@ -11,9 +11,21 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from starfeed.cli import main
+from starfeed.fetch.entries import judged_new
 from starfeed.fetch.job import fetch_source
 from starfeed.local.aws_calls import observed
-from starfeed.model import Rule, RuleAction, RuleField, RuleMatch, RuleSweep, rule_set_partition, sort_key_of
+from starfeed.model import (
+    Entry,
+    GitHubAccount,
+    Rule,
+    RuleAction,
+    RuleField,
+    RuleMatch,
+    RuleSweep,
+    Source,
+    rule_set_partition,
+    sort_key_of,
+)
 from starfeed.parse.normalize import rfc3339
 from starfeed.rules.sweep import run_sweep
 from starfeed.sources import add_source
@@ -209,3 +221,31 @@ def test_no_rules_no_sweep(stack, storage):
     with counted(storage) as calls:
         assert run_sweep(storage, time.time()) == RuleSweep()
     assert calls["rules read"] == 1 and not calls["entries"]
+
+
+def test_a_fetcher_invocation_reads_the_rules_once(stack, storage, origin):
+    save_rules(storage, rule("ads", "block", ("title", "sponsored")))
+    sources = [add_source(storage, origin.serve(f"/batch{n}.xml", Reply(200, rss((f"b{n}", f"Sponsored {n}")))),
+                          time.time() - 3600)[0] for n in range(3)]
+    stack.tick()
+    with counted(storage) as calls:
+        invocations = next(q for q in stack.queues if q.queue_url == stack.queue("FetchQueue")).poll()
+    assert invocations == 3 and calls["rules read"] == 1  # one batch of three fetches
+    assert blocked_by(storage, "ads") == {f"b{n}" for n in range(3)}
+    assert {stored(storage, s.source_id, f"b{n}").blocked_by for n, s in enumerate(sources)} == {"ads"}
+
+
+def test_stars_and_purges_keep_the_rule_sets_copies_in_step(stack, storage):
+    save_rules(storage, rule("starred", "keep", ("title", "starred"), rule_set="stars"))
+    account = Source(source_id="5e7000000001", url="https://api.github.test/users/rs", kind="github-user",
+                     status="ok", github=GitHubAccount(login="rs"), collections=["rs-github"], created_at=1.0)
+    storage.sources.add(account)
+    when = rfc3339(time.time())
+    star = Entry(entry_uid="rs-star", feed_id=account.source_id, title="rs starred a/b", published=when,
+                 first_seen=when, last_seen=when, canonical_link="https://github.com/a/b", content_hash="s")
+    [star] = judged_new(storage, [star], account, time.time())
+    storage.entries.store_stars(account, [star], None)  # with its copies, in one transaction
+    assert copy(storage, "rs-github", star).rule_sets == ["stars"]
+    assert copy(storage, rule_set_partition("stars"), star).title == "rs starred a/b"
+    assert storage.entries.purge(account.source_id, account.collections) == 1
+    assert copy(storage, "rs-github", star) is None and copy(storage, rule_set_partition("stars"), star) is None
