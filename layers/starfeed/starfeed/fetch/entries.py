@@ -67,7 +67,7 @@ def store_entries(storage: Storage, entries: Sequence[Entry], now: float, collec
     if announce is not None and writes.new:
         announce(writes.new)
     stored_sets = {r.entry.entry_uid: stored[r.entry.entry_uid].rule_sets for r in writes.rewrites
-                 if r.entry.entry_uid in stored}
+                   if r.entry.entry_uid in stored}
     return Upserted(storage.entries.write(writes, collections, stored_sets), refused)
 
 
