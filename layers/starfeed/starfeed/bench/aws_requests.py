@@ -8,7 +8,9 @@ Cases, on a 50-item feed in a collection of 200 sources:
 - unchanged, 304: the origin answers the conditional GET with 304;
 - unchanged, 200: the same items under a new ETag (servers that ignore validators);
 - one new entry;
-- the source's render; the collection's render.
+- the source's render; the collection's render;
+- one new entry again, with 100 rules saved (the fetch reads them once);
+- the rules' sweep after a rule is added that blocks 5 of the 52 entries.
 
 Every botocore call made while the job runs is counted (the fetch's render request and raw
 payload included). Run from another checkout's directory, with that checkout's layer on
@@ -31,7 +33,9 @@ from starfeed.fetch.job import fetch_source
 from starfeed.local.aws_calls import observed
 from starfeed.local.loopback import Loopback
 from starfeed.local.stack import LocalStack
+from starfeed.model import Rule, RuleAction, RuleField, RuleMatch
 from starfeed.render.job import render_targets
+from starfeed.rules.sweep import run_sweep
 from starfeed.settings import Settings
 from starfeed.sources import add_source
 from starfeed.store import Storage
@@ -138,6 +142,16 @@ def run() -> dict[str, Counter]:
         measure("fetch: one new entry", lambda: fetch_source(storage, source.source_id))
         measure("render: the source", lambda: render_targets(storage, [f"s/{source.source_id}/feed"]))
         measure(f"render: a collection of {MEMBERS}", lambda: render_targets(storage, ["c/bench/feed"]))
+        rules = [Rule(f"bench-{n}", RuleAction.BLOCK, (RuleMatch(RuleField.TITLE, f"unmatched phrase {n}"),))
+                 for n in range(100)]
+        storage.rules.save(rules, 0, "2026-01-01T00:00:00Z")
+        run_sweep(storage, time.time())  # judged by the 100 rules, no entry changes
+        _Feed.items, _Feed.etag = ITEMS + 2, '"4"'
+        measure("fetch: one new entry, 100 rules", lambda: fetch_source(storage, source.source_id))
+        five = Rule("bench-five", RuleAction.BLOCK, (RuleMatch(RuleField.TITLE, "/^Post [0-4]$/"),))
+        storage.rules.save([*rules, five], 1, "2026-01-01T00:00:01Z")
+        measure(f"the rules' sweep: {ITEMS + 2} entries, 5 of them blocked",
+                lambda: run_sweep(storage, time.time()))
         return results
 
 
