@@ -12,6 +12,7 @@ import time
 
 from starfeed import observe
 from starfeed.enrich.job import EnrichMessage, Known, NotStoredYet, OverBudget, analyzer_from, enrich
+from starfeed.fetch.entries import one_rule_book
 from starfeed.settings import Settings
 from starfeed.store import Storage
 
@@ -34,6 +35,11 @@ def seconds_to_next_day(now: float) -> int:
 
 @observe.handler
 def handler(event, context):
+    with one_rule_book():  # the batch's analyzed entries judged again by one read of the rules
+        return enrich_batch(event)
+
+
+def enrich_batch(event):
     now = clock()
     known = Known(robots=robots_known)  # the batch's sources are read once each
     targets: set[str] = set()
