@@ -120,7 +120,8 @@ def test_a_named_sets_feed_holds_what_its_keep_or_tag_rules_match_less_what_its_
 
 def text_entry() -> Entry:
     return entry(title="Ask HN: Who is hiring?", summary="Patch for CVE-2026-1234 & more",
-                 content="<p>Sponsored<br>con<b>tent</b> &lt;3</p>", authors=[{"name": "Ada Lovelace", "email": "ada@example.org"}],
+                 content="<p>Sponsored<br>con<b>tent</b> &lt;3</p>",
+                 authors=[{"name": "Ada Lovelace", "email": "ada@example.org"}],
                  categories=["Security", "Rust lang"], canonical_link="https://News.Example.com:8443/item?id=7")
 
 

@@ -25,8 +25,9 @@ _BLOCKS = frozenset({
 # Two passes with fixed replacements, each in C (a function per tag costs a call per tag): first
 # the tags that part words (a block element's, or one without a name) become a space, then every
 # other tag goes.
-_GAP_TAGS = re.compile(r"<(?:/?(?:%s)(?![A-Za-z0-9])|/(?![A-Za-z])|(?![/A-Za-z]))[^>]*>"
-                       % "|".join(sorted(_BLOCKS, key=len, reverse=True)), re.IGNORECASE | re.ASCII)
+_BLOCK_NAMES = "|".join(sorted(_BLOCKS, key=len, reverse=True))
+_GAP_TAGS = re.compile(rf"<(?:/?(?:{_BLOCK_NAMES})(?![A-Za-z0-9])|/(?![A-Za-z])|(?![/A-Za-z]))[^>]*>",
+                       re.IGNORECASE | re.ASCII)
 _TAGS = re.compile(r"<[^>]*>")
 # The attributes nh3 keeps that hold a URL (nh3.ALLOWED_ATTRIBUTES: a href, img src, cite).
 _URL_ATTRIBUTES = frozenset({"href", "src", "cite"})
