@@ -119,8 +119,9 @@ def test_a_named_sets_feed_holds_what_its_keep_or_tag_rules_match_less_what_its_
 
 
 def text_entry() -> Entry:
-    return entry(title="Ask HN: Who is hiring?", summary="<p>Patch for <b>CVE-2026-1234</b> &amp; more</p>",
-                 content="<p>Sponsored<br>content</p>", authors=[{"name": "Ada Lovelace", "email": "ada@example.org"}],
+    return entry(title="Ask HN: Who is hiring?", summary="Patch for CVE-2026-1234 & more",
+                 content="<p>Sponsored<br>con<b>tent</b> &lt;3</p>",
+                 authors=[{"name": "Ada Lovelace", "email": "ada@example.org"}],
                  categories=["Security", "Rust lang"], canonical_link="https://News.Example.com:8443/item?id=7")
 
 
@@ -130,6 +131,7 @@ def text_entry() -> Entry:
     (F.TITLE, "/^ask hn:/", False), (F.TITLE, "/(?i)^ask hn:/", True), (F.TITLE, "hiring?", True),
     (F.TEXT, "cve-2026-1234", True), (F.TEXT, "/CVE-\\d+/", True), (F.TEXT, "patch for cve", True),
     (F.TEXT, "sponsored content", True), (F.TEXT, "b", False), (F.TEXT, "amp", False), (F.TEXT, "& more", True),
+    (F.TEXT, "<3", True), (F.TEXT, "lt", False), (F.TEXT, "more sponsored", False), (F.TEXT, "/more\\s+Spon/", False),
     (F.AUTHOR, "ada", True), (F.AUTHOR, "ada@example.org", True), (F.AUTHOR, "lovelace ada", False),
     (F.LINK, "/item\\?id=7$/", True), (F.LINK, "news example com", False), (F.LINK, "news.example.com", True),
     (F.HOST, "news.example.com", True), (F.HOST, "/^news\\.example\\.com$/", True), (F.HOST, "8443", False),
@@ -141,6 +143,18 @@ def text_entry() -> Entry:
 def test_each_field_matched_by_words_or_a_regular_expression(field, pattern, matches):
     assert (verdict([rule("b", BLOCK, (field, pattern))], text_entry()).blocked_by == "b") is matches
     assert (verdict([rule("b", BLOCK, (field, pattern, True))], text_entry()).blocked_by == "b") is not matches
+
+
+def test_the_text_is_the_summary_and_the_contents_text_once_when_one_starts_the_other():
+    derived = entry(summary="Hello world. Hello…", content="<p>Hello <i>world</i>.</p><p>Hello world.</p>")
+    assert RuleBook.of([rule("b", BLOCK, (F.TEXT, "/Hello…/"))]).judge(derived, SUBJECT, NOW).blocked_by is None
+    book = RuleBook.of([rule("b", BLOCK, (F.TEXT, "/^Hello world\\. Hello world\\./"))])
+    apart = entry(summary="Hello world.", content="<p>Hello world.</p>")
+    assert RuleBook.of([rule("b", BLOCK, (F.TEXT, "/^Hello world\\.$/"))]).judge(apart, SUBJECT, NOW).blocked_by == "b"
+    joined = entry(summary="Hello world.", content="<p>Goodbye.</p>")
+    assert book.judge(joined, SUBJECT, NOW).blocked_by is None
+    assert RuleBook.of([rule("b", BLOCK, (F.TEXT, "/^Goodbye/"))]).judge(joined, SUBJECT, NOW).blocked_by is None
+    assert RuleBook.of([rule("b", BLOCK, (F.TEXT, "/Goodbye\\.$/"))]).judge(joined, SUBJECT, NOW).blocked_by == "b"
 
 
 def test_words_are_whole_words_in_any_script_and_case():
