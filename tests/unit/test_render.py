@@ -112,3 +112,17 @@ def test_attribution_names_a_feed_a_reader_can_subscribe_to():
     assert named["t"].feed_url == "https://feeds.test/s/t/feed.xml"
     assert (named["g"].feed_url, named["g"].site_url) == ("https://feeds.test/s/g/feed.xml", "https://github.com/octocat")
     assert named["w"].feed_url == "https://feeds.test/s/w/feed.xml"
+
+
+def test_tags_rules_add_are_categories_in_every_format_beside_the_entry_s_own_once():
+    from dataclasses import replace
+
+    tagged = [replace(e, categories=["Security", "Linux"], tags=["security", "cve", "CVE"]) for e in entries()]
+    expected = ["Security", "Linux", "cve"]
+    rss = feedparser.parse(render("rss", META, tagged, BUILT))
+    assert [t.term for t in rss.entries[0].tags] == expected
+    atom = feedparser.parse(render("atom", META, tagged, BUILT))
+    assert [t.term for t in atom.entries[0].tags] == expected
+    assert json.loads(render("json", META, tagged, BUILT))["items"][0]["tags"] == expected
+    untagged = replace(tagged[0], categories=[], tags=["cve"])
+    assert json.loads(render("json", META, [untagged], BUILT))["items"][0]["tags"] == ["cve"]
