@@ -14,7 +14,7 @@ from starfeed.enrich.present import deframed
 from starfeed.formats import DEFAULT
 from starfeed.kinds.registry import kind_of
 from starfeed.model import Entry, Source, rule_set_partition
-from starfeed.render import choose, clean
+from starfeed.render import choose, clean, rule_set_names
 from starfeed.render.clean import Origin
 from starfeed.render.feeds import FeedMeta
 from starfeed.sources import GITHUB_COLLECTION as GITHUB
@@ -188,9 +188,8 @@ def unblocked(entries: list[Entry]) -> list[Entry]:
 
 
 def rule_sets(storage: Storage) -> tuple[str, ...]:
-    """The names of the rule sets that have rules: each is served as a feed (docs/design.md#rule-sets)."""
-    rules, _ = storage.rules.book()
-    return tuple(sorted({r.rule_set for r in rules if r.rule_set}))
+    """The rule sets that have rules: each is served as a feed (docs/design.md#rule-sets)."""
+    return rule_set_names(storage.rules.book()[0])
 
 
 def source_meta(source: Source, base: str) -> FeedMeta:

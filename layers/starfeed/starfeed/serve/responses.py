@@ -13,6 +13,7 @@ from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 
 from starfeed.enrich.present import threshold
 from starfeed.formats import BY_EXTENSION, BY_NAME, EXTENSIONS_SHOWN
+from starfeed.render import rule_set_names
 from starfeed.serve.cache import FeedCache
 from starfeed.serve.negotiate import OFFERED, BadAccept, NotAcceptable, negotiate
 from starfeed.stats import Sampler, reader_of
@@ -41,6 +42,7 @@ class Served:
         # Disabled metrics are never flushed, yet powertools prints them once 100 values pile up:
         # when they are off (locally), none are added at all.
         self._sampler = Sampler()
+        self._rule_sets: tuple[float, tuple[str, ...]] | None = None  # (read at, names)
 
     @staticmethod
     def header(name: str) -> str | None:
@@ -66,6 +68,14 @@ class Served:
             return threshold(self.query("max_score"))
         except ValueError as exc:
             raise BadQuery(str(exc)) from None
+
+    def rule_sets(self) -> tuple[str, ...]:
+        """The rule sets that have rules, read from the rule book at most once per cache window
+        (settings.api_cache_ttl): a set added or emptied is served or refused within it."""
+        now = self.cache.clock()
+        if self._rule_sets is None or now - self._rule_sets[0] >= self.cache.ttl:
+            self._rule_sets = (now, rule_set_names(self.storage.rules.book()[0]))
+        return self._rule_sets[1]
 
     def count(self, fmt: str, hit: bool) -> None:
         """Dashboard counters (sampled when busy); no addresses kept. No CloudWatch metric: API

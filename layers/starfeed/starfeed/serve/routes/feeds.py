@@ -1,5 +1,5 @@
-"""The feeds: the aggregate and each collection's as the renderer published them, each source's
-built when asked (from its stored entries, as the renderer would), in the format asked for, with
+"""The feeds: the aggregate, each collection's and each rule set's as the renderer published them,
+each source's built when asked (from its stored entries, as the renderer would), in the format asked for, with
 their older pages (`?before=CURSOR`, and `?after=CURSOR` for their previous links, RFC 5005 section 3);
 the proxy by a source's URL (docs/design.md#feed-proxy) and its max_score; and the OPML lists."""
 
@@ -56,6 +56,21 @@ def router(served: Served) -> Router:
             return text(404, "no such collection feed: expected /c/{collection}/feed" + EXTENSIONS_SHOWN + "\n")
         return feed(f"c/{name}/feed", extension or None)
 
+    @routes.get("/r/<name>/<filename>", compress=True)
+    def rule_set(name: str, filename: str):
+        """A rule set's feed (docs/design.md#rule-sets), while the set has rules."""
+        stem, _, extension = filename.partition(".")
+        if stem != "feed" or not COLLECTION.match(name):
+            return text(404, "no such rule set feed: expected /r/{set}/feed" + EXTENSIONS_SHOWN + "\n")
+        if name not in served.rule_sets():
+            return no_rule_set(name)
+        path = f"r/{name}/feed"
+        if served.query("before") or served.query("after"):
+            return feed(path, extension or None)
+        from starfeed.serve.variants import rendered_or_built  # lxml: loaded only when not rendered yet
+
+        return served.feed(path, extension or None, rendered_or_built(served.storage, path))
+
     @routes.get("/s/<source_id>/<filename>", compress=True)
     def one_source(source_id: str, filename: str):
         stem, _, extension = filename.partition(".")
@@ -97,6 +112,11 @@ def router(served: Served) -> Router:
         return served.object(SUBSCRIPTIONS_OPML, counted_as="opml")
 
     return routes
+
+
+def no_rule_set(name: str):
+    return text(404, f"no rule set {name}: no rule is in it (`starfeed rules add ... --name {name}` starts one; "
+                     "`starfeed rules list` shows the sets)\n")
 
 
 def _refused(source):
