@@ -136,7 +136,7 @@ def test_a_rule_set_is_a_feed_negotiated_valid_attributed_and_listed(stack, judg
         assert verdict["errors"] == [], verdict
     opml = listparser.parse(served(stack, "/opml.xml"))
     assert "http://feeds.test/r/cve/feed.atom" in {f.url for f in opml.feeds}
-    assert 'href="/r/cve/"' in served(stack, "/")
+    assert 'href="/r/cve/"' in served(stack, "/") and 'href="/r/cve/feed.json"' in served(stack, "/stats")
 
 
 def test_a_rule_set_without_rules_is_refused_with_words_and_unpublished(stack, storage, judged_sources):
@@ -152,7 +152,8 @@ def test_a_rule_set_without_rules_is_refused_with_words_and_unpublished(stack, s
     for path in ("/r/cve/feed", "/r/cve/feed.json", "/r/cve/"):
         response = fresh(stack, path)
         assert response["statusCode"] == 404 and "no rule set cve" in body_of(response), path
-    assert "/r/cve/" not in served(stack, "/opml.xml") and 'href="/r/cve/"' not in served(stack, "/")
+    for path in ("/opml.xml", "/", "/stats"):
+        assert "/r/cve/" not in served(stack, path), path
 
 
 def test_a_new_rule_set_is_served_before_its_first_render(stack, storage):
