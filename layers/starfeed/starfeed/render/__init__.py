@@ -5,19 +5,12 @@ This module stays light (no lxml): the fetcher and the CLI import it to name ren
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from starfeed.model import Rule, Source
+from starfeed.model import Source
 
 
 def targets_for(source: Source) -> list[str]:
     """The feeds a source's new entries appear in (when its kind publishes any: starfeed.kinds)."""
     return ["feed", f"s/{source.source_id}/feed", *(f"c/{c}/feed" for c in source.collections)]
-
-
-def rule_set_names(rules: Iterable[Rule]) -> tuple[str, ...]:
-    """The named rule sets these rules make, sorted: each is a feed, "r/SET/feed" (docs/design.md#rule-sets)."""
-    return tuple(sorted({r.rule_set for r in rules if r.rule_set}))
 
 
 # Not a feed: the renderer rebuilds the views that list every source (/subscriptions.opml,

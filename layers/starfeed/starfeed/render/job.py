@@ -25,7 +25,7 @@ from starfeed.render import SOURCES_SUMMARY, summary
 from starfeed.render.feeds import FeedMeta, render
 from starfeed.render.html import IndexPage, github_notice, render_index
 from starfeed.render.opml import published_opml, subscriptions_opml
-from starfeed.render.pages import feed_page, rule_sets, target_parts
+from starfeed.render.pages import feed_page, target_parts
 from starfeed.schedule.github import TIERS
 from starfeed.sources import GITHUB_COLLECTION as GITHUB
 from starfeed.stats import render_bucket
@@ -50,7 +50,7 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
     report, timings = RenderReport(), Counter()
     # What every page of this run shows, read once: the collections, the rule sets and any GitHub notice.
     collections = cache(storage.collections.counts)
-    sets = cache(lambda: rule_sets(storage))
+    sets = cache(storage.rules.rule_sets)
     notice = cache(lambda: github_notice(storage.hosts.pause_of(storage.settings.github_host, now)))
     wanted = set(targets)
     for target in sorted(wanted - {SOURCES_SUMMARY}):

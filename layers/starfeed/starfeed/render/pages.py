@@ -14,7 +14,7 @@ from starfeed.enrich.present import deframed
 from starfeed.formats import DEFAULT
 from starfeed.kinds.registry import kind_of
 from starfeed.model import Entry, Source, rule_set_partition
-from starfeed.render import choose, clean, rule_set_names
+from starfeed.render import choose, clean
 from starfeed.render.clean import Origin
 from starfeed.render.feeds import FeedMeta
 from starfeed.sources import GITHUB_COLLECTION as GITHUB
@@ -185,11 +185,6 @@ def _window(feed: _Feed, keys: int, before: str | None, after: str | None
 def unblocked(entries: list[Entry]) -> list[Entry]:
     """A blocked entry stays stored, and leaves every feed it would be in (docs/design.md#rule-verdict)."""
     return [e for e in entries if e.blocked_by is None]
-
-
-def rule_sets(storage: Storage) -> tuple[str, ...]:
-    """The rule sets that have rules: each is served as a feed (docs/design.md#rule-sets)."""
-    return rule_set_names(storage.rules.book()[0])
 
 
 def source_meta(source: Source, base: str) -> FeedMeta:

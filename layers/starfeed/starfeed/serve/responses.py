@@ -13,7 +13,6 @@ from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 
 from starfeed.enrich.present import threshold
 from starfeed.formats import BY_EXTENSION, BY_NAME, EXTENSIONS_SHOWN
-from starfeed.render import rule_set_names
 from starfeed.serve.cache import FeedCache
 from starfeed.serve.negotiate import OFFERED, BadAccept, NotAcceptable, negotiate
 from starfeed.stats import Sampler, reader_of
@@ -74,7 +73,7 @@ class Served:
         (settings.api_cache_ttl): a set added or emptied is served or refused within it."""
         now = self.cache.clock()
         if self._rule_sets is None or now - self._rule_sets[0] >= self.cache.ttl:
-            self._rule_sets = (now, rule_set_names(self.storage.rules.book()[0]))
+            self._rule_sets = (now, self.storage.rules.rule_sets())
         return self._rule_sets[1]
 
     def count(self, fmt: str, hit: bool) -> None:
