@@ -62,8 +62,9 @@ def render_targets(storage: Storage, targets: list[str], now: float | None = Non
             report.failed[target] = f"{type(exc).__name__}: {exc}"[:500]
             continue
         getattr(report, outcome).append(target)
-    # Asked for by whatever changed how a source is listed: the CLI, or a fetch that changed it.
-    if SOURCES_SUMMARY in wanted:
+    # Asked for by whatever changed how a source is listed: the CLI, or a fetch that changed it;
+    # and a rule set's feed unpublished leaves /opml.xml at once.
+    if SOURCES_SUMMARY in wanted or any(target_parts(t)[0] == "r" for t in report.unpublished):
         try:
             render_sources_summary(storage, now, collections(), sets())
             report.rendered.append(SOURCES_SUMMARY)
