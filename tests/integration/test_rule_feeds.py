@@ -160,6 +160,8 @@ def test_a_new_rule_set_is_served_before_its_first_render(stack, storage):
     assert storage.rules.save([SET_CVE], 0, rfc3339(time.time()))
     document = json.loads(served(stack, "/r/cve/feed.json"))
     assert document["items"] == [] and document["title"] == "starfeed: cve"
+    page = fresh(stack, "/r/cve/")
+    assert page["statusCode"] == 404 and "rendered with the set's feed" in body_of(page)
 
 
 def test_the_rest_api_shows_verdicts_and_lists_blocked_entries_when_asked(stack, judged_sources):

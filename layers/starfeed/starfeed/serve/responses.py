@@ -85,7 +85,8 @@ class Served:
                                        f"cache:{'hit' if hit else 'miss'}": weight})
 
     def object(self, key: str, negotiated: bool = False, counted_as: str | None = None,
-               load: Callable[[str | None], FeedObject | None] | None = None) -> Response:
+               load: Callable[[str | None], FeedObject | None] | None = None,
+               unbuilt: str = "its source is new or unknown") -> Response:
         """A rendered object from the bucket, or what load(etag) builds (a feed filtered by
         max_score, cached per threshold under its own key), as HTTP caching rules answer it."""
         # Every object route may gzip, so shared caches must key on Accept-Encoding too.
@@ -97,7 +98,7 @@ class Served:
             return text(503, f"/{key} could not be read or built just now; try again later\n",
                         {**vary, "Retry-After": "300"})
         if obj is None:
-            return text(404, f"/{key} has not been built yet: its source is new or unknown\n", vary)
+            return text(404, f"/{key} has not been built yet: {unbuilt}\n", vary)
         self.count(counted_as or FORMAT_OF_EXTENSION.get(key.rsplit(".", 1)[-1], "other"), hit)
         headers = {**vary, **(PAGE_HEADERS if key.endswith(".html") else {}), **self._links(key),
                    "ETag": obj.etag, "X-Cache": "HIT" if hit else "MISS",

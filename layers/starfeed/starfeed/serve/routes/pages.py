@@ -34,6 +34,7 @@ def router(served: Served) -> Router:
             return text(404, "no such rule set\n")
         if name not in served.rule_sets():
             return no_rule_set(name)
-        return served.object(f"r/{name}/index.html")
+        return served.object(f"r/{name}/index.html", unbuilt=f"it is rendered with the set's feed, /r/{name}/feed, "
+                                                             "once an entry joins the set")
 
     return routes
