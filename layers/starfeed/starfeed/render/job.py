@@ -1,7 +1,8 @@
 """Render feed targets from the store to S3: every format, plus the HTML index for the aggregate,
-the collections and the rule sets, and the sources summary the admin views read. A source's own feed is built
-by the api when asked (serve/variants.py): rendering its three formats on every new entry, read or
-not, was most of the bill's S3 PUTs; its target here tells the WebSub hub, or unpublishes it.
+the collections and the rule sets, and the sources summary the admin views read. A source's own
+feed is built by the api when asked (serve/variants.py): rendering its three formats on every new
+entry, read or not, was most of the bill's S3 PUTs; its target here tells the WebSub hub, or
+unpublishes it.
 
 Each target is rendered on its own: one that fails is reported with its reason and the others
 are still written, so the renderer's handler retries only the SQS records that named it.
@@ -45,7 +46,8 @@ class RenderReport:
 
 def render_targets(storage: Storage, targets: list[str], now: float | None = None) -> RenderReport:
     """targets are feed paths: "feed" (all sources), "c/<collection>/feed", "s/<source_id>/feed",
-    "r/<rule set>/feed", or SOURCES_SUMMARY (/opml.xml, /subscriptions.opml and the dashboard's sources)."""
+    "r/<rule set>/feed", or SOURCES_SUMMARY (/opml.xml, /subscriptions.opml and the dashboard's
+    sources)."""
     now = time.time() if now is None else now
     report, timings = RenderReport(), Counter()
     # What every page of this run shows, read once: the collections, the rule sets and any GitHub notice.

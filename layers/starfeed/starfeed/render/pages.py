@@ -78,9 +78,9 @@ class _Page:
 def _feed_of(storage: Storage, target: str, now: float, source: Source | None) -> _Feed | None:
     limit, base = storage.settings.feed_item_limit, storage.settings.public_url
     kind, name = target_parts(target)
-    # The aggregate, collections and rule sets mix sources: one article seen through two of them appears
-    # once (render.choose), so about twice the limit is read to fill the feed after merging, and
-    # every item names the source it came from.
+    # The aggregate, collections and rule sets mix sources: one article seen through two of them
+    # appears once (render.choose), so about twice the limit is read to fill the feed after
+    # merging, and every item names the source it came from.
     published = partial(_of_published_sources, storage)
     if target == AGGREGATE:
         return _Feed(FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base),
@@ -98,7 +98,8 @@ def _feed_of(storage: Storage, target: str, now: float, source: Source | None) -
                      choose.for_readers, 2 * limit, mixes=True)
     if kind == "r":
         # The set's partition holds the entries its rules chose, copied as a collection's are;
-        # whether the set still has rules is asked before (rule_sets()): a feed of none is not served.
+        # whether the set still has rules is asked before (storage.rules.rule_sets()): a feed of
+        # none is not served.
         return _Feed(FeedMeta(target, f"starfeed: {name}", f"Entries the rule set {name} selects, from every source",
                               f"{base}/r/{name}/", base),
                      lambda n, before, after: storage.collections.recent(rule_set_partition(name), n, before, after),
@@ -222,8 +223,8 @@ def origins(sources: dict[str, Source], base: str) -> dict[str, Origin]:
 
 
 def mixed(meta: FeedMeta, sources: dict[str, Source]) -> FeedMeta:
-    """A feed of several sources (the aggregate, a collection, a rule set): each entry attributed, and the
-    feed's language only when every source declares the same one."""
+    """A feed of several sources (the aggregate, a collection, a rule set): each entry attributed,
+    and the feed's language only when every source declares the same one."""
     named = origins(sources, meta.base_url)
     languages = {origin.language for origin in named.values()}
     return replace(meta, origins=named, attribute=True,

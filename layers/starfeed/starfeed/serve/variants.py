@@ -1,7 +1,6 @@
 """Feeds built per request from the store, for what the prebuilt objects do not hold: a source's
-own feed, max_score on it (docs/design.md#max-score), the older pages of any feed (RFC 5005
-section 3), and a rule set's feed before its first render. Each is cached like an object, under a
-key per variant, with an ETag from its bytes."""
+own feed, max_score on it (docs/design.md#max-score), and the older pages of any feed (RFC 5005
+section 3). Each is cached like an object, under a key per variant, with an ETag from its bytes."""
 
 from __future__ import annotations
 
@@ -59,18 +58,6 @@ def paged_feed(storage: Storage, target: str, before: str | None, after: str | N
         return page[:2] if page else None
 
     return _built(make, lambda entries: _newest(entries, source))
-
-
-def rendered_or_built(storage: Storage, target: str) -> Build:
-    """The renderer's object, or until there is one (a new rule set, whose rules matched nothing
-    yet), its first page built now: a set's feed is served from its first rule on."""
-    built = paged_feed(storage, target, None, None)
-
-    def build(fmt: str) -> Callable[[str | None], FeedObject | None]:
-        key, make = BY_NAME[fmt].file(target), built(fmt)
-        return lambda etag: storage.blobs.get_feed(key, if_none_match=etag) or make(etag)
-
-    return build
 
 
 def _built(make: Callable[[], tuple[FeedMeta, list[Entry]] | None],

@@ -1,11 +1,12 @@
 """The feeds: the aggregate, each collection's and each rule set's as the renderer published them,
-each source's built when asked (from its stored entries, as the renderer would), in the format asked for, with
-their older pages (`?before=CURSOR`, and `?after=CURSOR` for their previous links, RFC 5005 section 3);
+each source's built when asked (from its stored entries, as the renderer would), in the format
+asked for, with their older pages (`?before=CURSOR`, and `?after=CURSOR` for their previous links, RFC 5005 section 3);
 the proxy by a source's URL (docs/design.md#feed-proxy) and its max_score; and the OPML lists."""
 
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
@@ -67,9 +68,7 @@ def router(served: Served) -> Router:
         path = f"r/{name}/feed"
         if served.query("before") or served.query("after"):
             return feed(path, extension or None)
-        from starfeed.serve.variants import rendered_or_built  # lxml: loaded only when not rendered yet
-
-        return served.feed(path, extension or None, rendered_or_built(served.storage, path))
+        return served.feed(path, extension or None, partial(rendered_or_built, path))
 
     @routes.get("/s/<source_id>/<filename>", compress=True)
     def one_source(source_id: str, filename: str):
@@ -102,6 +101,21 @@ def router(served: Served) -> Router:
 
         return served.feed(f"s/{source.source_id}/feed", extension, scored_feed(served.storage, source, max_score),
                            scored_variant(max_score))
+
+    def rendered_or_built(path: str, fmt: str):
+        """The renderer's object, or until there is one (a new set, whose rules matched nothing
+        yet), its first page built now: a set's feed is served from its first rule on."""
+        key = BY_NAME[fmt].file(path)
+
+        def load(etag: str | None):
+            rendered = served.storage.blobs.get_feed(key, if_none_match=etag)
+            if rendered is not None:
+                return rendered
+            from starfeed.serve.variants import paged_feed  # lxml: loaded only to build one
+
+            return paged_feed(served.storage, path, None, None)(fmt)(etag)
+
+        return load
 
     @routes.get("/opml.xml", compress=True)
     def opml_published():
