@@ -4,6 +4,7 @@ pages, each entry on one of them."""
 
 import calendar
 import random
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -158,12 +159,14 @@ def test_any_mix_of_sources_is_walked_the_same_both_ways(seed):
     sources = [source(f"s{n}", deleted_at=1.0 if rng.random() < 0.2 else None) for n in range(4)]
     # An entry's id is its time: two sources' entries of one time share a sort key.
     drawn = {(rng.choice(sources).source_id, rng.randrange(300)) for _ in range(rng.randint(0, 60))}
-    entries = [entry(f"u{minute}", feed, minute,
-                     link=f"https://news.example/{rng.randint(0, 40)}" if rng.random() < 0.5 else None)
+    entries = [replace(entry(f"u{minute}", feed, minute,
+                             link=f"https://news.example/{rng.randint(0, 40)}" if rng.random() < 0.5 else None),
+                       blocked_by="r1" if rng.random() < 0.3 else None)
                for feed, minute in sorted(drawn)]
     mixed = store(entries, sources, members=[s.source_id for s in sources[:3]])
     there_and_back(mixed, "feed")
     there_and_back(mixed, "c/some/feed")
+    there_and_back(mixed, "r/some/feed")
     there_and_back(store([e for e in entries if e.feed_id == "s0"], [source("s0")]), "s/s0/feed")
 
 
@@ -209,3 +212,31 @@ def test_entries_dated_alike_across_the_first_page_s_end_are_shown_once(target):
     entries += [entry(uid, "a", 90) for uid in ("t-a", "t-b", "t-c", "t-d", "t-e", "t-f")]
     pages = there_and_back(store(entries, [source("a")]), target)
     assert sorted(uid for p in pages for _, uid in p) == sorted(e.entry_uid for e in entries)
+
+
+@pytest.mark.parametrize("target", ["feed", "c/news/feed", "s/a/feed"])
+def test_blocked_entries_leave_every_feed_and_its_pages_stay_full(target):
+    """More blocked entries in a row than one read holds: the first page reads further and is full,
+    and the walks both ways show every entry the rules let through, once."""
+    entries = [entry(f"e{n:02d}", "a", 300 - n) for n in range(40)]
+    blocked = {f"e{n:02d}" for n in range(2, 30)} | {"e33"}
+    entries = [replace(e, blocked_by="r1") if e.entry_uid in blocked else e for e in entries]
+    storage = store(entries, [source("a")], members=["a"])
+    _, first, _ = page(storage, target, "")
+    assert [e.entry_uid for e in first] == ["e00", "e01", "e30", "e31", "e32"]
+    pages = there_and_back(storage, target)
+    assert sorted(uid for p in pages for _, uid in p) == sorted(e.entry_uid for e in entries if not e.blocked_by)
+
+
+def test_a_rule_set_feed_mixes_its_partition_s_sources_without_blocked_or_unpublished_ones():
+    sources = [source("a"), source("b"), source("gone", deleted_at=1.0)]
+    entries = [entry(f"{s.source_id}{n:02d}", s.source_id, 150 - 3 * n - k)
+               for n in range(6) for k, s in enumerate(sources)]
+    entries[4] = replace(entries[4], blocked_by="r1")
+    storage = store(entries, sources)
+    meta, first, _ = page(storage, "r/cve/feed", "")
+    assert meta.attribute and set(meta.origins) == {"a", "b"}
+    assert (meta.title, meta.home_url) == ("starfeed: cve", "https://feeds.example/r/cve/")
+    pages = there_and_back(storage, "r/cve/feed")
+    assert sorted(pair for p in pages for pair in p) == sorted(
+        (e.feed_id, e.entry_uid) for e in entries if e.feed_id != "gone" and not e.blocked_by)

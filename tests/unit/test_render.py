@@ -112,3 +112,29 @@ def test_attribution_names_a_feed_a_reader_can_subscribe_to():
     assert named["t"].feed_url == "https://feeds.test/s/t/feed.xml"
     assert (named["g"].feed_url, named["g"].site_url) == ("https://feeds.test/s/g/feed.xml", "https://github.com/octocat")
     assert named["w"].feed_url == "https://feeds.test/s/w/feed.xml"
+
+
+def test_tags_rules_add_are_categories_in_every_format_beside_the_entry_s_own_once():
+    from dataclasses import replace
+
+    tagged = [replace(e, categories=["Security", "Linux"], tags=["security", "cve", "CVE"]) for e in entries()]
+    expected = ["Security", "Linux", "cve"]
+    rss = feedparser.parse(render("rss", META, tagged, BUILT))
+    assert [t.term for t in rss.entries[0].tags] == expected
+    atom = feedparser.parse(render("atom", META, tagged, BUILT))
+    assert [t.term for t in atom.entries[0].tags] == expected
+    assert json.loads(render("json", META, tagged, BUILT))["items"][0]["tags"] == expected
+    untagged = replace(tagged[0], categories=[], tags=["cve"])
+    assert json.loads(render("json", META, [untagged], BUILT))["items"][0]["tags"] == ["cve"]
+
+
+def test_rule_sets_are_listed_in_opml_and_on_the_index_and_nothing_else_a_name_holds():
+    import listparser
+
+    from starfeed.render.opml import published_opml
+
+    hostile = ('cve', '"><script>alert(1)</script>', "a/../b")
+    listed = listparser.parse(published_opml("https://feeds.test", [], {}, BUILT, hostile))
+    assert {f.url for f in listed.feeds} == {f"https://feeds.test/r/cve/feed.{e}" for e in ("xml", "atom", "json")}
+    page = render_index(IndexPage("starfeed", "/feed", rule_sets=hostile), [], {}, "now").decode()
+    assert 'href="/r/cve/"' in page and "<script" not in page and 'href="/r/a%2F..%2Fb/"' in page

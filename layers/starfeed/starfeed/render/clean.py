@@ -113,7 +113,7 @@ def entry(raw: Entry, fallback_time: str) -> Entry | None:
     return Entry(
         entry_uid=uid, feed_id=text(raw.feed_id) or "", canonical_link=link(raw.canonical_link),
         title=text(raw.title), summary=text(raw.summary, TEXT), content=text(raw.content, TEXT),
-        authors=_authors(raw.authors), categories=_list_of_text(raw.categories),
+        authors=_authors(raw.authors), categories=_categories(raw.categories, raw.tags),
         enclosures=_enclosures(raw.enclosures), published=_time(raw.published),
         updated=_time(raw.updated), first_seen=first_seen,
         last_seen=_time(raw.last_seen) or first_seen, ordered_at=_time(raw.ordered_at))
@@ -136,6 +136,18 @@ def _list_of_text(values: object) -> list[str]:
         return []
     cleaned = (text(v) for v in values[:100])
     return list(dict.fromkeys(v for v in cleaned if v))
+
+
+def _categories(own: object, tags: object) -> list[str]:
+    """The entry's categories, then the tags rules gave it (docs/design.md#rule-verdict) that it
+    lacks: a tag "security" adds nothing to a feed's own "Security"."""
+    categories = _list_of_text(own)
+    known = {c.casefold() for c in categories}
+    for tag in _list_of_text(tags):
+        if tag.casefold() not in known:
+            known.add(tag.casefold())
+            categories.append(tag)
+    return categories
 
 
 def _authors(values: object) -> list[Author]:

@@ -43,6 +43,7 @@ class IndexPage:
     title: str
     feed_path: str  # e.g. "/feed": the page links its file in every format
     collections: dict[str, int] = field(default_factory=dict)  # name -> sources, for navigation
+    rule_sets: tuple[str, ...] = ()  # the named rule sets, each a feed of its own (docs/design.md#rule-sets)
     notice: str | None = None  # something the reader should know, e.g. GitHub polling stopped
     filters: tuple[tuple[str, str, bool], ...] = ()  # (label, href, current): e.g. activity tiers
 
@@ -63,6 +64,7 @@ def render_index(page: IndexPage, entries: list[Entry], source_titles: Mapping[s
     alternates = "\n".join(f'<link rel="alternate" type="{f.media_type}" title="{escape(f.title)}" '
                            f'href="{f.file(feed)}">' for f in FORMATS)
     formats = "".join(f'<a href="{f.file(feed)}">{escape(f.title)}</a>' for f in FORMATS)
+    navs = _collections_nav(page) + _rule_sets_nav(page) + _filters_nav(page)
     html = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -72,7 +74,7 @@ def render_index(page: IndexPage, entries: list[Entry], source_titles: Mapping[s
 <body><main>
 <header><h1>{escape(page.title)}</h1>
 <nav>{formats}\
-<a href="/opml.xml">OPML</a><a href="/stats">Stats</a></nav>{_collections_nav(page)}{_filters_nav(page)}</header>
+<a href="/opml.xml">OPML</a><a href="/stats">Stats</a></nav>{navs}</header>
 {f'<p class="notice" role="alert">{escape(page.notice)}</p>' if page.notice else ""}
 <ol>
 {items}
@@ -89,6 +91,14 @@ def _collections_nav(page: IndexPage) -> str:
     links = "".join(f'<a href="/c/{escape(quote(str(name), safe=""))}/">{escape(name)} '
                     f'<small>{escape(count)}</small></a>' for name, count in page.collections.items())
     return f'<nav class="collections"><a href="/">all</a> {links}</nav>'
+
+
+def _rule_sets_nav(page: IndexPage) -> str:
+    if not page.rule_sets:
+        return ""
+    links = "".join(f'<a href="/r/{escape(quote(str(name), safe=""))}/">{escape(name)}</a>'
+                    for name in page.rule_sets)
+    return f'<nav class="collections">Rule sets: {links}</nav>'
 
 
 def github_notice(pause: dict | None) -> str | None:

@@ -1,7 +1,8 @@
-"""Render feed targets from the store to S3: every format, plus the HTML index for the aggregate
-and the collections, and the sources summary the admin views read. A source's own feed is built
-by the api when asked (serve/variants.py): rendering its three formats on every new entry, read or
-not, was most of the bill's S3 PUTs; its target here tells the WebSub hub, or unpublishes it.
+"""Render feed targets from the store to S3: every format, plus the HTML index for the aggregate,
+the collections and the rule sets, and the sources summary the admin views read. A source's own
+feed is built by the api when asked (serve/variants.py): rendering its three formats on every new
+entry, read or not, was most of the bill's S3 PUTs; its target here tells the WebSub hub, or
+unpublishes it.
 
 Each target is rendered on its own: one that fails is reported with its reason and the others
 are still written, so the renderer's handler retries only the SQS records that named it.
@@ -45,26 +46,29 @@ class RenderReport:
 
 def render_targets(storage: Storage, targets: list[str], now: float | None = None) -> RenderReport:
     """targets are feed paths: "feed" (all sources), "c/<collection>/feed", "s/<source_id>/feed",
-    or SOURCES_SUMMARY (/opml.xml, /subscriptions.opml and the dashboard's sources)."""
+    "r/<rule set>/feed", or SOURCES_SUMMARY (/opml.xml, /subscriptions.opml and the dashboard's
+    sources)."""
     now = time.time() if now is None else now
     report, timings = RenderReport(), Counter()
-    # What every page of this run shows, read once: the collections and any GitHub notice.
+    # What every page of this run shows, read once: the collections, the rule sets and any GitHub notice.
     collections = cache(storage.collections.counts)
+    sets = cache(storage.rules.rule_sets)
     notice = cache(lambda: github_notice(storage.hosts.pause_of(storage.settings.github_host, now)))
     wanted = set(targets)
     for target in sorted(wanted - {SOURCES_SUMMARY}):
         try:
             with observe.span("render", target=target):
-                outcome = _render_target(storage, target, now, collections, notice, timings)
+                outcome = _render_target(storage, target, now, _Shared(collections, sets, notice), timings)
         except Exception as exc:  # reported; the other targets go on
             log.exception("renderer: %s failed; the records naming it are retried", target)
             report.failed[target] = f"{type(exc).__name__}: {exc}"[:500]
             continue
         getattr(report, outcome).append(target)
-    # Asked for by whatever changed how a source is listed: the CLI, or a fetch that changed it.
-    if SOURCES_SUMMARY in wanted:
+    # Asked for by whatever changed how a source is listed: the CLI, or a fetch that changed it;
+    # and a rule set's feed unpublished leaves /opml.xml at once.
+    if SOURCES_SUMMARY in wanted or any(target_parts(t)[0] == "r" for t in report.unpublished):
         try:
-            render_sources_summary(storage, now, collections())
+            render_sources_summary(storage, now, collections(), sets())
             report.rendered.append(SOURCES_SUMMARY)
         except Exception as exc:
             log.exception("renderer: the sources summary failed")
@@ -94,11 +98,24 @@ def _tell_the_hub(storage: Storage, targets: list[str]) -> None:
                     "again): %s", len(failures), len(urls), "; ".join(failures[:3]))
 
 
-def _render_target(storage: Storage, target: str, now: float, collections: Callable[[], dict[str, int]],
-                   notice: Callable[[], str | None], timings: Counter) -> str:
+@dataclass(frozen=True)
+class _Shared:
+    """What every page of a run shows, each read on first use."""
+
+    collections: Callable[[], dict[str, int]]
+    rule_sets: Callable[[], tuple[str, ...]]
+    notice: Callable[[], str | None]
+
+
+def _render_target(storage: Storage, target: str, now: float, shared: _Shared, timings: Counter) -> str:
     """"rendered", "announced", "unpublished" or "skipped"; raises when the target cannot be
     rendered."""
     kind, name = target_parts(target)
+    if kind == "r" and name not in shared.rule_sets():
+        # A set whose last rule was removed: its feed and page leave the bucket, as a removed source's do.
+        storage.blobs.delete_feeds([fmt.file(target) for fmt in FORMATS] + [f"r/{name}/index.html"])
+        log.info("renderer: %s unpublished: no rule is in the set %s", target, name)
+        return "unpublished"
     if kind == "s":
         source = storage.sources.get(name)
         rendered_before = [fmt.file(target) for fmt in FORMATS]
@@ -118,9 +135,9 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
         log.info("renderer: %s names nothing to render; skipped", target)
         return "skipped"
     meta, entries, sources = page
-    if kind in ("", "c"):
-        prefix = f"c/{name}/" if kind == "c" else ""
-        _render_index(storage, meta, prefix, entries, sources, collections(), notice(), now)
+    if kind in ("", "c", "r"):
+        prefix = f"{kind}/{name}/" if kind else ""
+        _render_index(storage, meta, prefix, entries, sources, shared, now)
     for fmt in FORMATS:
         started = time.perf_counter()
         document = render(fmt.name, meta, entries, now)
@@ -131,9 +148,8 @@ def _render_target(storage: Storage, target: str, now: float, collections: Calla
 
 
 def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[Entry],
-                  sources: dict[str, Source], collections: dict[str, int], notice: str | None,
-                  now: float) -> None:
-    page = IndexPage(meta.title, f"/{meta.feed_id}", collections, notice=notice)
+                  sources: dict[str, Source], shared: _Shared, now: float) -> None:
+    page = IndexPage(meta.title, f"/{meta.feed_id}", shared.collections(), shared.rule_sets(), notice=shared.notice())
     pages = {f"{prefix}index.html": (page, entries)}
     if prefix == f"c/{GITHUB}/":
         # The accounts' activity filter: one page per tier, linked from each (the pages run no script).
@@ -148,13 +164,15 @@ def _render_index(storage: Storage, meta: FeedMeta, prefix: str, entries: list[E
                                "text/html; charset=utf-8", rendered_at=now)
 
 
-def render_sources_summary(storage: Storage, now: float, collections: dict[str, int]) -> None:
+def render_sources_summary(storage: Storage, now: float, collections: dict[str, int],
+                           sets: tuple[str, ...]) -> None:
     """One Scan of the sources for every view that lists them; the api reads these objects."""
     sources = [s for s in storage.sources.all() if s.deleted_at is None]  # removed: listed nowhere
     put = storage.blobs.put_feed
     base = storage.settings.public_url
     built = [s for s in sources if kind_of(s).published(s)]
-    put(summary.PUBLISHED_OPML, published_opml(base, built, collections, now), summary.OPML_TYPE, rendered_at=now)
+    put(summary.PUBLISHED_OPML, published_opml(base, built, collections, now, sets), summary.OPML_TYPE,
+        rendered_at=now)
     # Unsubscribed means unpublished, here too.
     lines = [line for s in sources if s.enabled and (line := kind_of(s).subscription(s, base)) is not None]
     put(summary.SUBSCRIPTIONS_OPML, subscriptions_opml(lines, now), summary.OPML_TYPE, rendered_at=now)

@@ -4,7 +4,8 @@ Both are public: titles lose XML-illegal characters (ElementTree would write the
 document), links pass the URL policy, and subscription URLs are redacted.
 
 /opml.xml lists only feeds that exist: the aggregate, a collection and a source's own feed are
-built by the first fetch of a source in them (the GitHub follow list has no feed of its own).
+built by the first fetch of a source in them (the GitHub follow list has no feed of its own); a
+rule set's feed exists while the set has rules (docs/design.md#rule-sets).
 
 /subscriptions.opml lists what a reader could subscribe to itself, so that importing it (into
 starfeed or another reader) gives the same subscriptions and collections. Each kind of source
@@ -65,10 +66,12 @@ def _published(parent: ET.Element, title: str, base: str, path: str, html_url: s
                       xmlUrl=f"{base}/{fmt.file(path)}", htmlUrl=html_url)
 
 
-def published_opml(base: str, built: list[Source], collections: dict[str, int], now: float) -> bytes:
+def published_opml(base: str, built: list[Source], collections: dict[str, int], now: float,
+                   rule_sets: tuple[str, ...] = ()) -> bytes:
     """Every feed this deployment publishes, in every format, with absolute URLs: the aggregate
-    once any source has been fetched, each collection once one of its sources has, and each
-    fetched source (built: the sources whose feeds are built, as their kinds say)."""
+    once any source has been fetched, each collection once one of its sources has, each rule set
+    that has rules, and each fetched source (built: the sources whose feeds are built, as their
+    kinds say)."""
     base = base.rstrip("/")
     opml, body = _document("starfeed: published feeds", now)
     if built:
@@ -78,6 +81,8 @@ def published_opml(base: str, built: list[Source], collections: dict[str, int], 
     for name in sorted(names & set(collections)):
         title = GITHUB_TITLE if name == GITHUB else f"Collection: {name}"
         _published(body, title, base, f"c/{name}/feed", f"{base}/c/{name}/")
+    for name in sorted(n for n in rule_sets if _COLLECTION.fullmatch(str(n))):  # a set is named as a collection is
+        _published(body, f"Rule set: {name}", base, f"r/{name}/feed", f"{base}/r/{name}/")
     for source in built:
         # A source's page is its site; failing a safe one, the feed we publish for it.
         home = clean.link(source.site_url) or f"{base}/s/{source.source_id}/feed"

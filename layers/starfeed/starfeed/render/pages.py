@@ -13,7 +13,7 @@ from starfeed.cursors import encode_sort_key
 from starfeed.enrich.present import deframed
 from starfeed.formats import DEFAULT
 from starfeed.kinds.registry import kind_of
-from starfeed.model import Entry, Source
+from starfeed.model import Entry, Source, rule_set_partition
 from starfeed.render import choose, clean
 from starfeed.render.clean import Origin
 from starfeed.render.feeds import FeedMeta
@@ -25,7 +25,8 @@ AGGREGATE = "feed"
 
 
 def target_parts(target: str) -> tuple[str, str]:
-    """("", "") for the aggregate or nothing, ("c", name) for a collection, ("s", id) for a source."""
+    """("", "") for the aggregate or nothing, ("c", name) for a collection, ("s", id) for a source,
+    ("r", name) for a rule set (docs/design.md#rule-sets)."""
     parts = target.split("/")
     return (parts[0], parts[1]) if len(parts) == 3 and parts[2] == "feed" and parts[1] else ("", "")
 
@@ -77,9 +78,9 @@ class _Page:
 def _feed_of(storage: Storage, target: str, now: float, source: Source | None) -> _Feed | None:
     limit, base = storage.settings.feed_item_limit, storage.settings.public_url
     kind, name = target_parts(target)
-    # The aggregate and collections mix sources: one article seen through two of them appears
-    # once (render.choose), so about twice the limit is read to fill the feed after merging, and
-    # every item names the source it came from.
+    # The aggregate, collections and rule sets mix sources: one article seen through two of them
+    # appears once (render.choose), so about twice the limit is read to fill the feed after
+    # merging, and every item names the source it came from.
     published = partial(_of_published_sources, storage)
     if target == AGGREGATE:
         return _Feed(FeedMeta(AGGREGATE, "starfeed", "Everything starfeed follows", base + "/", base),
@@ -95,6 +96,14 @@ def _feed_of(storage: Storage, target: str, now: float, source: Source | None) -
         return _Feed(channel, lambda n, before, after: storage.collections.recent(name, n, before, after),
                      lambda entries: published([e for e in entries if e.feed_id in current]),
                      choose.for_readers, 2 * limit, mixes=True)
+    if kind == "r":
+        # The set's partition holds the entries its rules chose, copied as a collection's are;
+        # whether the set still has rules is asked before (storage.rules.rule_sets()): a feed of
+        # none is not served.
+        return _Feed(FeedMeta(target, f"starfeed: {name}", f"Entries the rule set {name} selects, from every source",
+                              f"{base}/r/{name}/", base),
+                     lambda n, before, after: storage.collections.recent(rule_set_partition(name), n, before, after),
+                     published, choose.for_readers, 2 * limit, mixes=True)
     if kind == "s":
         source = source or storage.sources.get(name)
         if source is None or not source.live:
@@ -111,9 +120,14 @@ def _first_page(feed: _Feed, limit: int) -> _Page:
     """The newest `limit` sort keys of what the feed may show, in the order shown (which breaks
     ties of time otherwise): what was read and not shown is older than its oldest key (or a copy
     of one shown), so the next page, below that key, repeats and skips nothing."""
-    read = feed.read(feed.batch, None, None)
-    kept, sources = feed.keep(read)
-    newest = sorted(feed.pick(kept, len(kept)), key=sort_key_of, reverse=True)[:limit]
+    size = feed.batch
+    while True:  # reads grow, as _window's do, when what the feed may not show fills them
+        read = feed.read(size, None, None)
+        kept, sources = feed.keep(unblocked(read))
+        newest = sorted(feed.pick(kept, len(kept)), key=sort_key_of, reverse=True)[:limit]
+        if len(newest) >= limit or len(read) < size:
+            break
+        size *= 2
     entries = feed.pick(newest, limit)
     more = len(read) > len(entries) and bool(entries)
     return _Page(entries, sources, sort_key_of(newest[-1]) if more else None)
@@ -161,12 +175,17 @@ def _window(feed: _Feed, keys: int, before: str | None, after: str | None
     size = feed.batch
     while True:
         read = feed.read(size, before, after)
-        kept, sources = feed.keep(read)
+        kept, sources = feed.keep(unblocked(read))
         nearest = list(dict.fromkeys(sort_key_of(e) for e in kept))
         if len(nearest) > keys or len(read) < size:
             inside, past = set(nearest[:keys]), nearest[keys] if len(nearest) > keys else None
             return [e for e in kept if sort_key_of(e) in inside], past, sources
         size *= 2
+
+
+def unblocked(entries: list[Entry]) -> list[Entry]:
+    """A blocked entry stays stored, and leaves every feed it would be in (docs/design.md#rule-verdict)."""
+    return [e for e in entries if e.blocked_by is None]
 
 
 def source_meta(source: Source, base: str) -> FeedMeta:
@@ -204,8 +223,8 @@ def origins(sources: dict[str, Source], base: str) -> dict[str, Origin]:
 
 
 def mixed(meta: FeedMeta, sources: dict[str, Source]) -> FeedMeta:
-    """A feed of several sources (the aggregate, a collection): each entry attributed, and the
-    feed's language only when every source declares the same one."""
+    """A feed of several sources (the aggregate, a collection, a rule set): each entry attributed,
+    and the feed's language only when every source declares the same one."""
     named = origins(sources, meta.base_url)
     languages = {origin.language for origin in named.values()}
     return replace(meta, origins=named, attribute=True,

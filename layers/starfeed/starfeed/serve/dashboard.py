@@ -48,9 +48,10 @@ def bar_chart(rows: list[tuple[str, float]], unit: str = "", width: int = 520) -
 
 def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list[SourceRow],
                      now: float, notice: str | None = None, sources_at: float | None = None,
-                     budget: tuple[int, int] = (0, 0)) -> bytes:
+                     budget: tuple[int, int] = (0, 0), rule_sets: tuple[str, ...] = ()) -> bytes:
     """sources and sources_at: load_sources_summary()'s rows and built_at ([] and None before
-    the renderer first wrote the summary); budget: the analyzer's daily calls and tokens."""
+    the renderer first wrote the summary); budget: the analyzer's daily calls and tokens;
+    rule_sets: the rule sets, each a feed (docs/design.md#rule-sets)."""
     totals: Counter = Counter()
     for counters in days.values():
         totals.update(counters)
@@ -92,12 +93,22 @@ def render_dashboard(days: dict[str, dict[str, int]], cache: dict, sources: list
 <h2>Top readers</h2>{bar_chart(readers)}
 <h2>Render time</h2><div class="wrap"><table>\
 <tr><th>Format</th><th>Renders</th><th>p50</th><th>p95</th><th>p99</th></tr>{''.join(render_rows)}</table></div>
+<h2>Rule sets</h2>{_rule_sets(rule_sets)}
 <h2>Recent errors</h2>{_errors(errors, now)}
 <h2>Sources</h2><p class="muted">{escape(as_of)}</p><div class="wrap"><table><tr><th>Source</th><th>Status</th>\
 <th>Interval</th><th>EWMA of new entries</th><th>Why</th><th>Failures</th><th>Next check</th></tr>
 {''.join(_source_row(s, now) for s in unhealthy_first[:200])}</table></div>
 </main></body></html>"""
     return html.encode()
+
+
+def _rule_sets(names: tuple[str, ...]) -> str:
+    if not names:
+        return '<p class="muted">None: <code>starfeed rules add ... --name SET</code> starts one.</p>'
+    rows = "".join(f'<tr><td><a href="/r/{escape(name)}/">{escape(name)}</a></td><td>'
+                   + " ".join(f'<a href="/{escape(f.file(f"r/{name}/feed"))}">{escape(f.title)}</a>' for f in FORMATS)
+                   + "</td></tr>" for name in names)
+    return f'<div class="wrap"><table><tr><th>Set</th><th>Feed</th></tr>{rows}</table></div>'
 
 
 def _errors(sources: list[SourceRow], now: float) -> str:

@@ -41,6 +41,7 @@ class Served:
         # Disabled metrics are never flushed, yet powertools prints them once 100 values pile up:
         # when they are off (locally), none are added at all.
         self._sampler = Sampler()
+        self._rule_sets: tuple[float, tuple[str, ...]] | None = None  # (read at, names)
 
     @staticmethod
     def header(name: str) -> str | None:
@@ -67,6 +68,14 @@ class Served:
         except ValueError as exc:
             raise BadQuery(str(exc)) from None
 
+    def rule_sets(self) -> tuple[str, ...]:
+        """The rule sets that have rules, read from the rule book at most once per cache window
+        (settings.api_cache_ttl): a set added or emptied is served or refused within it."""
+        now = self.cache.clock()
+        if self._rule_sets is None or now - self._rule_sets[0] >= self.cache.ttl:
+            self._rule_sets = (now, self.storage.rules.rule_sets())
+        return self._rule_sets[1]
+
     def count(self, fmt: str, hit: bool) -> None:
         """Dashboard counters (sampled when busy); no addresses kept. No CloudWatch metric: API
         Gateway counts requests for free, and a custom metric per format costs $0.30 a month."""
@@ -76,7 +85,8 @@ class Served:
                                        f"cache:{'hit' if hit else 'miss'}": weight})
 
     def object(self, key: str, negotiated: bool = False, counted_as: str | None = None,
-               load: Callable[[str | None], FeedObject | None] | None = None) -> Response:
+               load: Callable[[str | None], FeedObject | None] | None = None,
+               unbuilt: str = "its source is new or unknown") -> Response:
         """A rendered object from the bucket, or what load(etag) builds (a feed filtered by
         max_score, cached per threshold under its own key), as HTTP caching rules answer it."""
         # Every object route may gzip, so shared caches must key on Accept-Encoding too.
@@ -88,7 +98,7 @@ class Served:
             return text(503, f"/{key} could not be read or built just now; try again later\n",
                         {**vary, "Retry-After": "300"})
         if obj is None:
-            return text(404, f"/{key} has not been built yet: its source is new or unknown\n", vary)
+            return text(404, f"/{key} has not been built yet: {unbuilt}\n", vary)
         self.count(counted_as or FORMAT_OF_EXTENSION.get(key.rsplit(".", 1)[-1], "other"), hit)
         headers = {**vary, **(PAGE_HEADERS if key.endswith(".html") else {}), **self._links(key),
                    "ETag": obj.etag, "X-Cache": "HIT" if hit else "MISS",

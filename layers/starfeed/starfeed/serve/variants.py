@@ -16,7 +16,7 @@ from starfeed.model import Entry, Source
 from starfeed.parse.normalize import epoch_of
 from starfeed.render import choose
 from starfeed.render.feeds import FeedMeta, render
-from starfeed.render.pages import as_shown, feed_page, source_meta
+from starfeed.render.pages import as_shown, feed_page, source_meta, unblocked
 from starfeed.store import Storage
 from starfeed.store.blobs import FeedObject, NotModified
 
@@ -33,12 +33,13 @@ def page_variant(before: str | None, after: str | None) -> str:
 
 
 def scored_feed(storage: Storage, source: Source, max_score: float) -> Build:
-    """The source's feed without the items scoring above max_score and those not analyzed yet."""
+    """The source's feed without the items scoring above max_score, those not analyzed yet and
+    those rules block."""
 
     def make() -> tuple[FeedMeta, list[Entry]]:
         limit = storage.settings.feed_item_limit
         stored = choose.newest_first(storage.entries.recent(source.source_id, 2 * limit))
-        entries = as_shown(within(stored, max_score), {source.source_id: source})[:limit]
+        entries = as_shown(within(unblocked(stored), max_score), {source.source_id: source})[:limit]
         meta = source_meta(source, storage.settings.public_url)
         return replace(meta, title=f"{meta.title} (framing score at most {max_score:g})",
                        query=scored_variant(max_score)), entries

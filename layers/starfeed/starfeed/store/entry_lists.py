@@ -43,14 +43,17 @@ class EntryLists:
         return entries
 
     def of_feed(self, feed_id: str, limit: int, since: str | None = None, until: str | None = None,
-                after: dict[str, str] | None = None) -> EntryPage:
+                after: dict[str, str] | None = None, blocked: bool | None = False) -> EntryPage:
         """A feed's entries, newest first, whose time (as its feed orders them) is in [since,
-        until): RFC 3339 UTC stamps, compared with the sort key `time#uid`."""
+        until): RFC 3339 UTC stamps, compared with the sort key `time#uid`. blocked: those the
+        rules show (False), those they block (True), or both (None); reads go on until the page
+        is full."""
         E = self._records.Entry
         key = E.sort_key
         condition = (key.between(since, until) if since and until else key >= since if since
                      else key < until if until else None)
-        records = list(E.by_sort_key.query(feed_id, condition, scan_index_forward=False, limit=limit + 1,
+        which = None if blocked is None else E.blocked_by.exists() if blocked else E.blocked_by.does_not_exist()
+        records = list(E.by_sort_key.query(feed_id, condition, which, scan_index_forward=False, limit=limit + 1,
                                            last_evaluated_key=_start_key(after)))
         entries = self._sighted([entry_of(r) for r in records[:limit]])
         last = entries[-1] if len(records) > limit else None

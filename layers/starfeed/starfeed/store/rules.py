@@ -54,6 +54,11 @@ class Rules:
             return False
         return True
 
+    def rule_sets(self) -> tuple[str, ...]:
+        """The named rule sets the rules make, sorted: each is a feed, "r/SET/feed" (docs/design.md#rule-sets)."""
+        rules, _ = self.book()
+        return tuple(sorted({r.rule_set for r in rules if r.rule_set}))
+
     def sweep(self) -> RuleSweep:
         """Where the re-evaluation of stored entries stands; a finished one of version 0 before any."""
         item = self._db.get_item(TableName=self._table, Key={"day": {"S": SWEEP_KEY}},

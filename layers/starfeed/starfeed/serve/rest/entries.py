@@ -16,7 +16,19 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from starfeed.cursors import encode_keys
 from starfeed.parse.normalize import rfc3339
-from starfeed.serve.rest.feeds import FEED_ID, STAMP, Cursor, Limit, Moment, cursor_keys, fits_key, is_day, stamp
+from starfeed.serve.rest.feeds import (
+    BLOCKED_STATES,
+    FEED_ID,
+    STAMP,
+    Blocked,
+    Cursor,
+    Limit,
+    Moment,
+    cursor_keys,
+    fits_key,
+    is_day,
+    stamp,
+)
 from starfeed.serve.rest.models import Entry, EntryPage
 from starfeed.serve.rest.paging import link_header, page_url
 from starfeed.serve.rest.problems import ApiProblem, responses
@@ -42,9 +54,10 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
         return [e for e in entries if e.feed_id in sources and sources[e.feed_id].deleted_at is None]
 
     @routes.get(f"{V1}/entries", summary="Every feed's entries first stored at `since` or later, in the order "
-                "they were stored: poll with the last one's first_seen, or walk `next`",
-                responses=responses({200: EntryPage}, 400, 422))
-    def entries_since(since: Moment = None, limit: Limit = 50, cursor: Cursor = None) -> Response[EntryPage]:
+                "they were stored: poll with the last one's first_seen, or walk `next` (a page holds fewer than "
+                "`limit` when it leaves blocked entries out)", responses=responses({200: EntryPage}, 400, 422))
+    def entries_since(since: Moment = None, limit: Limit = 50, cursor: Cursor = None,
+                      blocked: Blocked = "false") -> Response[EntryPage]:
         now = time.time()
         horizon = now - (storage.settings.entry_retention_days + 1) * DAY
         # Nothing older is stored: a page never walks the days before the retention period.
@@ -57,9 +70,12 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
             and fits_key(keys["entry_uid"])))
         page = storage.entry_lists.first_seen_since(start, limit, after, now)
         next_url = page.after and page_url(base(), f"{V1}/entries", {
-            "since": start, "limit": limit, "cursor": encode_keys("entries", page.after)})
+            "since": start, "limit": limit, "blocked": None if blocked == "false" else blocked,
+            "cursor": encode_keys("entries", page.after)})
+        state = BLOCKED_STATES[blocked]
+        listed = [e for e in shown(page.entries) if state is None or (e.blocked_by is not None) == state]
         return Response(200, "application/json",
-                        EntryPage(entries=[entry_view(e, base()) for e in shown(page.entries)], next=next_url),
+                        EntryPage(entries=[entry_view(e, base()) for e in listed], next=next_url),
                         link_header(next_url))
 
     @routes.get(f"{V1}/entries/<entry_uid>", summary="One entry by its uid, percent-encoded whole (slashes "

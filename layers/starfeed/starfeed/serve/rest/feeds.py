@@ -7,7 +7,7 @@ import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -27,6 +27,11 @@ STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 FeedId = Annotated[str, Path(pattern=FEED_ID.pattern, description="a feed's id, as GET /feeds lists it")]
 Limit = Annotated[int, Query(ge=1, le=PAGE_LIMIT)]
 Cursor = Annotated[str | None, Query(max_length=MAX_CURSOR_LENGTH, description="the `next` of the page before")]
+Blocked = Annotated[Literal["false", "true", "only"], Query(
+    description="the entries rules block (docs/design.md#rule-verdict), left out of every feed: false leaves "
+                "them out, true lists them too, only lists them alone")]
+# What each value of `blocked` asks the store for: shown entries, both, blocked ones.
+BLOCKED_STATES: dict[str, bool | None] = {"false": False, "true": None, "only": True}
 Moment = Annotated[str | None, Query(
     pattern=r"^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})?)?$",
     description="RFC 3339, or a date (a time without a zone is UTC)")]
@@ -182,7 +187,7 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
                 "feed orders them) is at or after `since` and before `until`",
                 responses=responses({200: EntryPage}, 400, 404, 422))
     def feed_entries(feed_id: FeedId, since: Moment = None, until: Moment = None, limit: Limit = 50,
-                     cursor: Cursor = None) -> Response[EntryPage]:
+                     cursor: Cursor = None, blocked: Blocked = "false") -> Response[EntryPage]:
         existing(feed_id)
         since, until = stamp(since), stamp(until)
         if since and until and since > until:
@@ -193,9 +198,9 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
             and (not since or keys["sort_key"] >= since) and (not until or keys["sort_key"] < until)))
         if after and after["feed_id"] != feed_id:
             raise ApiProblem(400, "cursor is not a cursor of this list: it belongs to another feed's entries")
-        page = storage.entry_lists.of_feed(feed_id, limit, since, until, after)
+        page = storage.entry_lists.of_feed(feed_id, limit, since, until, after, BLOCKED_STATES[blocked])
         next_url = page.after and page_url(base(), f"{V1}/feeds/{feed_id}/entries", {
-            "since": since, "until": until, "limit": limit,
+            "since": since, "until": until, "limit": limit, "blocked": None if blocked == "false" else blocked,
             "cursor": encode_keys("feed-entries", page.after)})
         return Response(200, "application/json",
                         EntryPage(entries=[entry_view(e, base()) for e in page.entries], next=next_url),

@@ -164,6 +164,10 @@ class Entry(BaseModel):
     warnings: list[str]
     analyzer_result: dict | None
     backfilled: bool = Field(description="imported from the feed's archive, not seen new")
+    blocked_by: str | None = Field(default=None, description="the rule that holds it out of every served feed "
+                                   "(GET /api/v1/rules); null: shown")
+    tags: list[str] = Field(default=[], description="the categories rules added; feeds show them among its categories")
+    rule_sets: list[str] = Field(default=[], description="the rule sets whose feeds (/r/{set}/feed) it is in")
     links: dict[str, str] = Field(description="self: this entry; feed: its feed; raw: its first fetch's payload")
 
 

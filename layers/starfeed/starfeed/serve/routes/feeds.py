@@ -1,11 +1,12 @@
-"""The feeds: the aggregate and each collection's as the renderer published them, each source's
-built when asked (from its stored entries, as the renderer would), in the format asked for, with
-their older pages (`?before=CURSOR`, and `?after=CURSOR` for their previous links, RFC 5005 section 3);
+"""The feeds: the aggregate, each collection's and each rule set's as the renderer published them,
+each source's built when asked (from its stored entries, as the renderer would), in the format
+asked for, with their older pages (`?before=CURSOR`, and `?after=CURSOR` for their previous links, RFC 5005 section 3);
 the proxy by a source's URL (docs/design.md#feed-proxy) and its max_score; and the OPML lists."""
 
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
@@ -56,6 +57,19 @@ def router(served: Served) -> Router:
             return text(404, "no such collection feed: expected /c/{collection}/feed" + EXTENSIONS_SHOWN + "\n")
         return feed(f"c/{name}/feed", extension or None)
 
+    @routes.get("/r/<name>/<filename>", compress=True)
+    def rule_set(name: str, filename: str):
+        """A rule set's feed (docs/design.md#rule-sets), while the set has rules."""
+        stem, _, extension = filename.partition(".")
+        if stem != "feed" or not COLLECTION.match(name):
+            return text(404, "no such rule set feed: expected /r/{set}/feed" + EXTENSIONS_SHOWN + "\n")
+        if name not in served.rule_sets():
+            return no_rule_set(name)
+        path = f"r/{name}/feed"
+        if served.query("before") or served.query("after"):
+            return feed(path, extension or None)
+        return served.feed(path, extension or None, partial(rendered_or_built, path))
+
     @routes.get("/s/<source_id>/<filename>", compress=True)
     def one_source(source_id: str, filename: str):
         stem, _, extension = filename.partition(".")
@@ -88,6 +102,21 @@ def router(served: Served) -> Router:
         return served.feed(f"s/{source.source_id}/feed", extension, scored_feed(served.storage, source, max_score),
                            scored_variant(max_score))
 
+    def rendered_or_built(path: str, fmt: str):
+        """The renderer's object, or until there is one (a new set, whose rules matched nothing
+        yet), its first page built now: a set's feed is served from its first rule on."""
+        key = BY_NAME[fmt].file(path)
+
+        def load(etag: str | None):
+            rendered = served.storage.blobs.get_feed(key, if_none_match=etag)
+            if rendered is not None:
+                return rendered
+            from starfeed.serve.variants import paged_feed  # lxml: loaded only to build one
+
+            return paged_feed(served.storage, path, None, None)(fmt)(etag)
+
+        return load
+
     @routes.get("/opml.xml", compress=True)
     def opml_published():
         return served.object(PUBLISHED_OPML, counted_as="opml")
@@ -97,6 +126,11 @@ def router(served: Served) -> Router:
         return served.object(SUBSCRIPTIONS_OPML, counted_as="opml")
 
     return routes
+
+
+def no_rule_set(name: str):
+    return text(404, f"no rule set {name}: no rule is in it (`starfeed rules add ... --name {name}` starts one; "
+                     "`starfeed rules list` shows the sets)\n")
 
 
 def _refused(source):

@@ -28,9 +28,10 @@ def router(served: Served) -> Router:
         # with max_score, the newest that passes it.
         entries = storage.entries.with_link(url)
         sources = storage.sources.get_many({e.feed_id for e in entries}) if entries else {}
-        shown = [e for e in entries if getattr(sources.get(e.feed_id), "live", False)]
+        live = [e for e in entries if getattr(sources.get(e.feed_id), "live", False)]
+        shown = [e for e in live if e.blocked_by is None]  # a blocked entry is in no feed: not here either
         if not shown:
-            return text(404, "unknown link\n")
+            return text(404, f"held back by rule {live[0].blocked_by}\n" if live else "unknown link\n")
         passing = within(shown, max_score)
         if not passing:
             scores = [s for s in (score_of(e.analyzer_result) for e in shown) if s is not None]
@@ -49,7 +50,8 @@ def router(served: Served) -> Router:
         sources = [s for s in storage.sources.of_root(root) if s.live]
         if not sources:
             return text(404, "unknown domain\n")
-        per_feed = [storage.entries.recent(s.source_id, SITE_ITEMS) for s in sources]
+        per_feed = [[e for e in storage.entries.recent(s.source_id, SITE_ITEMS) if e.blocked_by is None]
+                    for s in sources]
         return json_response(site_json(root, sources, interleave(per_feed, SITE_ITEMS)))
 
     return routes

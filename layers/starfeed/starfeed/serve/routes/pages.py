@@ -1,4 +1,5 @@
-"""The HTML pages: the index of everything, and each collection's (GitHub's by activity tier)."""
+"""The HTML pages: the index of everything, each collection's (GitHub's by activity tier) and each
+rule set's."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from starfeed.schedule.github import TIERS
 from starfeed.serve.responses import Served, text
-from starfeed.serve.routes.feeds import COLLECTION
+from starfeed.serve.routes.feeds import COLLECTION, no_rule_set
 
 
 def router(served: Served) -> Router:
@@ -25,5 +26,15 @@ def router(served: Served) -> Router:
         if tier is not None and tier not in TIERS:
             return text(400, f"tier is one of {', '.join(TIERS)}\n")
         return served.object(f"c/{name}/index{'-' + tier if tier else ''}.html")
+
+    @routes.get("/r/<name>", compress=True)
+    @routes.get("/r/<name>/", compress=True)
+    def rule_set_index(name: str):
+        if not COLLECTION.match(name):
+            return text(404, "no such rule set\n")
+        if name not in served.rule_sets():
+            return no_rule_set(name)
+        return served.object(f"r/{name}/index.html", unbuilt=f"it is rendered with the set's feed, /r/{name}/feed, "
+                                                             "once an entry joins the set")
 
     return routes

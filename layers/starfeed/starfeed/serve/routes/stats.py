@@ -34,7 +34,8 @@ def router(served: Served) -> Router:
         rows, built_at = load_sources_summary(storage.blobs) or ([], None)
         body = render_dashboard(storage.counters.days(7), served.cache.summary(), rows, now, notice,
                                 sources_at=built_at,
-                                budget=(storage.settings.analyzer_daily_calls, storage.settings.analyzer_daily_tokens))
+                                budget=(storage.settings.analyzer_daily_calls, storage.settings.analyzer_daily_tokens),
+                                rule_sets=served.rule_sets())
         return Response(200, "text/html; charset=utf-8", body.decode(),
                         {"Cache-Control": "no-store", **PAGE_HEADERS})
 
