@@ -187,6 +187,13 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         raw = json.loads(api_call(stack, "GET", "/api/v1/entries/iam-r1")["body"])["links"]["raw"]
         assert api_call(stack, "GET", urlsplit(raw).path)["statusCode"] == 200
         assert api_call(stack, "POST", f"/api/v1/feeds/{feed_id}/refetch")["statusCode"] == 202
+        # The rules: one added for the feed, listed with what it holds back, and removed.
+        rule = api_call(stack, "POST", "/api/v1/rules", {"action": "block", "scope": f"source:{feed_id}",
+                                                         "matches": [{"field": "title", "pattern": "iam"}]})
+        assert rule["statusCode"] == 201, rule["body"]
+        assert api_call(stack, "GET", "/api/v1/rules")["statusCode"] == 200
+        rule_id = json.loads(rule["body"])["rule"]["rule_id"]
+        assert api_call(stack, "DELETE", f"/api/v1/rules/{rule_id}")["statusCode"] == 200
         assert api_call(stack, "DELETE", f"/api/v1/feeds/{feed_id}")["statusCode"] == 200
         # A page to crawl, subscribed through the REST API: its host's robots.txt read where the fetchers
         # cache it, and its Crawl-delay turn taken, then refused to the next page while it holds.
