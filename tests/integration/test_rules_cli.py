@@ -83,6 +83,13 @@ def test_add_test_list_and_remove_from_the_command_line(stack, storage, capsys, 
     tried = json.loads(run(capsys, "rules", "test", "block", "--title", "sponsored", "--json")[1])
     assert [t["matches"] for t in tried["entries"]] == [True, False, False]
     assert tried["entries"][0]["with_rule"]["blocked_by"] == tried["rule"]["rule_id"]
+    # A keep rule tried alone is an allowlist: what it does not match would be left out, and says why.
+    out = run(capsys, "rules", "test", "keep", "--title", "python", "--scope", f"source:{source_id}")[1]
+    assert out.splitlines()[1] == (f"tried on the last 3 entries of source:{source_id}: 1 matched, 2 would be "
+                                   "shown otherwise")
+    unmatched = next(line for line in out.splitlines() if "Unsponsored" in line)
+    assert unmatched.split()[:3] == ["no", "shown", "blocked"]
+    assert "matches none of the keep rules" in out.splitlines()[out.splitlines().index(unmatched) + 1]
     assert storage.rules.book() == ([], 0)
     assert "(no rules" in run(capsys, "rules", "list")[1]
 

@@ -141,7 +141,7 @@ def _add(args) -> None:
     print(f"rules version {added.version}: new entries are judged as they are fetched, the stored ones again "
           "from the next scheduler run (`starfeed rules list` shows how far)")
     if added.rule.rule_set:
-        print(f"its set's feed: /r/{added.rule.rule_set}/feed")
+        print(f"its set's feed: {storage.settings.public_url.rstrip('/')}/r/{added.rule.rule_set}/feed")
 
 
 def _test(args) -> None:
@@ -158,14 +158,14 @@ def _test(args) -> None:
                          indent=1, ensure_ascii=False))
         return
     scope = {"global": "every source"}.get(rule.scope, rule.scope)
-    matched = sum(1 for t in tried if t.reasons)
+    matched = sum(1 for t in tried if t.matched)
     print(f"{rule.rule_id}: {manage.command_of(rule)} (not saved)")
     print(f"tried on the last {len(tried)} entries of {scope}: {matched} matched, "
           f"{sum(1 for t in tried if t.changed)} would be shown otherwise")
     if not tried:
         return
     header = ("MATCH", "NOW", "WITH IT", "DATE", "SOURCE", "TITLE")
-    rows = [("yes" if t.reasons else "no", verdict_words(t.before), verdict_words(t.after),
+    rows = [("yes" if t.matched else "no", verdict_words(t.before), verdict_words(t.after),
              t.entry.sort_time[:10], clip(t.source, 24), t.entry.title or t.entry.canonical_link or t.entry.entry_uid)
             for t in tried]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]

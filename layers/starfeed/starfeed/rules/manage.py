@@ -136,7 +136,8 @@ class Tried:
 
     entry: Entry
     source: str  # the source's name, as lists show it
-    reasons: list[Reason]  # the draft's, empty when it does not match
+    matched: bool  # the draft matches it
+    reasons: list[Reason]  # why, or, for a keep rule that does not, that its allowlist leaves it out
     before: Verdict
     after: Verdict
 
@@ -161,7 +162,11 @@ def trial(storage: Storage, rule: Rule, last: int, now: float) -> list[Tried]:
         if source is None:  # its source was purged: no feed shows it
             continue
         subject = Subject.of(source)
-        tried.append(Tried(entry, source.title or source.url, alone.explain(entry, subject, now),
+        reasons = alone.explain(entry, subject, now)
+        # Alone, a keep rule that does not match blocks the entry as an allowlist: not a match.
+        allowlisted = rule.action is RuleAction.KEEP and rule.rule_set is None and bool(
+            alone.judge(entry, subject, now).blocked_by)
+        tried.append(Tried(entry, source.title or source.url, bool(reasons) and not allowlisted, reasons,
                            now_book.judge(entry, subject, now), with_draft.judge(entry, subject, now)))
     return tried
 
@@ -208,7 +213,7 @@ def listing_document(listed: Listing) -> dict[str, Any]:
 def tried_document(tried: Tried) -> dict[str, Any]:
     entry = tried.entry
     return {"feed_id": entry.feed_id, "entry_uid": entry.entry_uid, "title": entry.title, "link": entry.canonical_link,
-            "date": entry.sort_time, "source": tried.source, "matches": bool(tried.reasons),
+            "date": entry.sort_time, "source": tried.source, "matches": tried.matched,
             "reasons": [asdict(r) for r in tried.reasons], "now": asdict(tried.before),
             "with_rule": asdict(tried.after)}
 
