@@ -152,6 +152,8 @@ def test_a_refused_rule_says_why_and_where(stack, capsys):
 
 
 def test_the_limits_hold(stack, storage, capsys):
+    code, _, err = run(capsys, "rules", "test", "block", "--title", "x", "--last", "5000")
+    assert code == 1 and "a rule is tried on 1 to 1,000 entries, not 5,000" in err
     long = "w" * (storage.settings.rule_pattern_max + 1)
     code, _, err = run(capsys, "rules", "add", "block", "--title", long)
     assert code == 1 and f"at most {storage.settings.rule_pattern_max} characters" in err

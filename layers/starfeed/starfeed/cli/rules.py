@@ -55,7 +55,7 @@ def add_commands(commands) -> None:
                               "and what they would be shown as (nothing is saved)")
     _rule_arguments(trying)
     trying.add_argument("--last", type=count, default=DEFAULT_LAST, metavar="N",
-                        help=f"the scope's newest N entries (default {DEFAULT_LAST})")
+                        help=f"the scope's newest N entries (default {DEFAULT_LAST}, at most {manage.TRIAL_MAX:,})")
     trying.add_argument("--json", action="store_true", help="every entry tried, as one JSON document")
     trying.set_defaults(action=_test)
     listing = rules.add_parser("list", help="every rule, what it holds back, and how far the stored entries "

@@ -21,6 +21,7 @@ from starfeed.rules.judge import Reason, RuleBook, Subject
 from starfeed.settings import Settings
 from starfeed.store import Storage
 
+TRIAL_MAX = 1000  # entries a trial reads at most: it judges them all, three times
 SAVE_TRIES = 5  # another change of the rules between our read and our write: read again and retry
 RULE_ID_LENGTH = 8  # hex digits of the rule's own hash: short enough to type, stable across stacks
 
@@ -149,6 +150,8 @@ class Tried:
 def trial(storage: Storage, rule: Rule, last: int, now: float) -> list[Tried]:
     """The draft tried on its scope's last `last` entries, newest first: nothing is saved. A rule
     of a named set is tried on every source its scope names, as its feed would be."""
+    if not 1 <= last <= TRIAL_MAX:
+        raise Refused(f"a rule is tried on 1 to {TRIAL_MAX:,} entries, not {last:,}")
     check_rule(rule, storage.settings)
     _check_scope(storage, rule)
     saved, version = storage.rules.book()
