@@ -210,5 +210,7 @@ def _remove(args) -> None:
     except manage.Refused as exc:
         raise CliError(str(exc)) from None
     print(f"removed {rule.rule_id}: {manage.command_of(rule)}")
-    print(f"rules version {version}: what it held back comes back, and what it tagged loses its tag, from the "
-          "next scheduler run (`starfeed rules list` shows how far)")
+    undone = ("the entries it tagged lose its tag" if rule.action == RuleAction.TAG and not rule.rule_set
+              else f"its set's feed changes (r/{rule.rule_set})" if rule.rule_set
+              else "what it held back comes back")
+    print(f"rules version {version}: {undone} from the next scheduler run (`starfeed rules list` shows how far)")
