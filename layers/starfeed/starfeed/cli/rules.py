@@ -80,13 +80,13 @@ def _rule_arguments(parser: argparse.ArgumentParser) -> None:
         "RE2's syntax: no look-around or back-references). --not-FIELD holds when the pattern does not match.")
     for field, what in TEXT_FIELDS.items():
         matches.add_argument(f"--{field}", action=_Match, field=field, metavar="PATTERN", help=what)
-    for field in TEXT_FIELDS:
-        matches.add_argument(f"--not-{field}", action=_Match, field=field, negated=True, metavar="PATTERN",
-                             help=argparse.SUPPRESS)
     matches.add_argument("--older-than", action=_Match, field=RuleField.AGE, metavar="DAYS",
                          help="entries older than DAYS, by their date as feeds sort them")
     matches.add_argument("--score-above", action=_Match, field=RuleField.SCORE, metavar="X",
                          help="entries the deframer scored above X (0 to 1): its max_score as a rule")
+    for field in RuleField:  # --not-title, …, --not-older-than: what the group's description says
+        matches.add_argument(manage.option_of(RuleMatch(field, "", negated=True)), action=_Match, field=field,
+                             negated=True, help=argparse.SUPPRESS)
     parser.add_argument("--any", action="store_true", help="any one MATCH suffices")
     parser.add_argument("--scope", default="global", metavar="SCOPE",
                         help="whose entries it judges: global (default), collection:NAME or source:ID")
@@ -95,8 +95,8 @@ def _rule_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(matches=None)
 
 
-def _rule_of(args, settings: Settings) -> Rule:
-    """The rule the arguments give, checked; a refusal names the option and points at the error."""
+def drafted(args: argparse.Namespace) -> Rule:
+    """The rule the arguments give, not checked yet."""
     action = RuleAction(args.rule_action)
     if not args.matches:
         raise CliError("a rule needs at least one MATCH: --title, --text, --author, --link, --host, --category, "
@@ -104,8 +104,13 @@ def _rule_of(args, settings: Settings) -> Rule:
     if args.tag is not None and action != RuleAction.TAG:
         raise CliError(f"{args.tag!r}: only a tag rule takes a TAG (`rules add tag TAG --title ...`); a "
                        "PATTERN follows its option, as in --title PATTERN")
-    rule = manage.draft(action, args.matches, tag=args.tag, any_match=args.any, scope=args.scope,
+    return manage.draft(action, args.matches, tag=args.tag, any_match=args.any, scope=args.scope,
                         rule_set=args.name)
+
+
+def _rule_of(args, settings: Settings) -> Rule:
+    """The rule the arguments give, checked; a refusal names the option and points at the error."""
+    rule = drafted(args)
     try:
         check_rule(rule, settings)
     except RuleError as exc:
