@@ -74,7 +74,8 @@ def test_the_openapi_document_is_generated_and_valid(api_url):
         ("DELETE", f"{V1}/feeds/{{feed_id}}"), ("POST", f"{V1}/feeds/{{feed_id}}/refetch"),
         ("POST", f"{V1}/feeds/{{feed_id}}/backfill"),
         ("GET", f"{V1}/feeds/{{feed_id}}/entries"), ("GET", f"{V1}/entries"),
-        ("GET", f"{V1}/entries/{{entry_uid}}"), ("GET", f"{V1}/raw/{{fetch_id}}")}
+        ("GET", f"{V1}/entries/{{entry_uid}}"), ("GET", f"{V1}/raw/{{fetch_id}}"),
+        ("GET", f"{V1}/rules"), ("POST", f"{V1}/rules"), ("DELETE", f"{V1}/rules/{{rule_id}}")}
     # Locally the bridge lets loopback callers in: the document asks no signature (on AWS it does).
     assert "security" not in document and "securitySchemes" not in document["components"]
 

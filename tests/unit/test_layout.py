@@ -28,7 +28,7 @@ RULES = (
     "enricher's model client "
     "`enrich/bedrock.py`, and the source kinds in `kinds/`), what a job and the api both read "
     "(`render/pages.py`), the api's routes, the CLI and what it shares (`subscribe`, `deployment`, "
-    "`rest_client`, `sources`, `taps`) reach storage",
+    "`rest_client`, `sources`, `taps`, `rules/manage.py`) reach storage",
     "`serve` imports no job: what it builds per request it reads through `render/pages.py`",
     "nothing below `serve` imports it",
     "outside `kinds/`, no code compares a source's kind: it asks `kind_of(source)`",
@@ -58,7 +58,8 @@ SHARED_READS = ("starfeed.render.pages",)
 DECISION_SETTINGS = {"max_rewrites", "sighting_refresh"}
 STORAGE_USERS = JOBS + SHARED_READS + ("starfeed.serve", "starfeed.websub.callback", "starfeed.sources",
                                        "starfeed.subscribe", "starfeed.taps", "starfeed.deployment",
-                                       "starfeed.rest_client", "starfeed.cli", "starfeed.local", "starfeed.bench")
+                                       "starfeed.rest_client", "starfeed.rules.manage", "starfeed.cli",
+                                       "starfeed.local", "starfeed.bench")
 
 
 def _module_name(path: Path) -> str:

@@ -80,7 +80,10 @@ def add_commands(commands) -> None:
                        help="every column: URL, interval, tier, the scheduler's reason, failures, "
                             "the full last error, and the full pace")
     shape.add_argument("--json", action="store_true",
-                       help="every field, as one JSON array (removed sources included, with deleted_at)")
+                       help="every field, as one JSON array (removed sources included, with deleted_at), and "
+                            "`blocked`: the stored entries rules hold back")
+    shape.add_argument("--blocked", action="store_true",
+                       help="the stored entries rules hold back, by source, with the rule that blocked each")
     listing.set_defaults(action=_list)
     _on_one_source(source, "show", _show, "everything about one source: its full last error, "
                    "what the filters dropped, its recent fetches")
@@ -187,12 +190,16 @@ STATE_WIDTH = 26  # "failing: could not connect" whole; longer reasons are below
 
 def _list(args) -> None:
     storage = connect(args.stack)
+    if args.blocked:
+        _blocked_list(storage)
+        return
     sources = storage.sources.all()
     if args.json:  # every source unless --deleted: deleted_at says which were removed
         from dataclasses import asdict
 
-        print(json.dumps([shown(asdict(s)) for s in sources if s.deleted_at is not None or not args.deleted],
-                         indent=1))
+        blocked = _blocked_by_source(storage)
+        print(json.dumps([{**shown(asdict(s)), "blocked": blocked[s.source_id]} for s in sources
+                          if s.deleted_at is not None or not args.deleted], indent=1))
         return
     sources = [s for s in sources if (s.deleted_at is not None) == args.deleted]
     now = time.time()
@@ -276,8 +283,42 @@ def _plain_list(storage, sources: list, now: float, deleted: bool = False) -> No
         print(textwrap.fill(timeline_state(timeline, sources, now), LIST_WIDTH, initial_indent="  ",
                             subsequent_indent="    "))
     print(_totals(sources))
+    if held := sum(_blocked_by_source(storage).values()):
+        print(f"{held:,} stored entr{'y' if held == 1 else 'ies'} held back by rules (`source list --blocked` "
+              "lists them)")
     print(_analyzer_line(storage, sources, now))
     print(_pace(storage.pace.load(), now))
+
+
+BLOCKED_SHOWN = 200  # entries `source list --blocked` prints at most; the counts are of them all
+
+
+def _blocked_by_source(storage) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for (_, source_id), n in storage.entry_lists.blocked_counts().items():
+        counts[source_id] += n
+    return counts
+
+
+def _blocked_list(storage) -> None:
+    """What the rules hold back (docs/design.md#rules): each source's count, then its entries with
+    the rule that blocked each, newest first."""
+    counts = _blocked_by_source(storage)
+    entries = storage.entry_lists.blocked(BLOCKED_SHOWN)
+    sources = storage.sources.get_many(set(counts)) if counts else {}
+    for source_id, n in counts.most_common():
+        source = sources.get(source_id)
+        print(f"{source_id}  {_name(source) if source else '(purged)'}: {n:,} blocked")
+        for entry in (e for e in entries if e.feed_id == source_id):
+            title = entry.title or entry.canonical_link or ""
+            print(f"  {entry.sort_time[:10]}  {entry.blocked_by}  {clip(title, LIST_WIDTH - 24)}")
+    total = sum(counts.values())
+    if not total:
+        print("(no entry is blocked: `starfeed rules add block ...` holds entries back)")
+        return
+    print(f"{total:,} entr{'y' if total == 1 else 'ies'} blocked" + (
+        f" (the first {BLOCKED_SHOWN} listed)" if total > BLOCKED_SHOWN else "")
+        + "; `starfeed rules list` names the rules, `starfeed rules remove ID` brings an entry back")
 
 
 def _paused_hosts(storage, sources: list, now: float) -> dict[str, dict]:

@@ -1,6 +1,6 @@
 """starfeed status: one screen for an operator: the SLOs (docs/design.md#slos) as measured now,
 the queues and their dead letters, sources by status and the failing ones by cause, GitHub's rate
-limit, the last scheduler run."""
+limit, the last scheduler run, the rules and how far stored entries are judged by them."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ from starfeed import status
 from starfeed.cli.common import ago, connect, span
 from starfeed.cli.github import rate_text
 from starfeed.render.html import github_notice
+from starfeed.rules.manage import sweep_words
 from starfeed.store.hosts import pause_in
 
 
 def add_commands(commands) -> None:
-    commands.add_parser("status", help="SLOs, queues, dead letters, sources by status, GitHub, the scheduler") \
+    commands.add_parser("status", help="SLOs, queues, dead letters, sources by status, GitHub, the scheduler, "
+                        "the rules") \
         .set_defaults(action=_status)
 
 
@@ -65,6 +67,9 @@ def _status(args) -> None:
     period = storage.settings.schedule_period
     if run and now - run["at"] > 2 * period:
         print(f"  the scheduler should run every {span(period)}; the last run was {span(now - run['at'])} ago")
+
+    rules, version = storage.rules.book()
+    print(f"rules: {len(rules):,}; {sweep_words(version, storage.rules.sweep())}")
 
 
 def _line(name: str, measured: str, target: str, met: bool) -> None:

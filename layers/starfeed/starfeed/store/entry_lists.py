@@ -1,5 +1,5 @@
 """Stored entries as programs page through them (the REST API): one feed's by time, newest first;
-every feed's in the order they were first stored; one entry by its uid.
+every feed's in the order they were first stored; one entry by its uid; those the rules hold back.
 
 Each page reads one entry more than it returns, so it knows whether another follows, and the next
 page starts after its last entry's keys (DynamoDB's ExclusiveStartKey): pages hold every entry
@@ -86,6 +86,19 @@ class EntryLists:
         if entry_uid == DIGEST_UID:
             return []
         keys = [(k.feed_id, k.entry_uid) for k in self._records.Entry.by_uid.query(entry_uid, limit=20)]
+        return sorted(self._get(keys), key=lambda e: e.sort_time, reverse=True)
+
+    def blocked_counts(self) -> dict[tuple[str, str], int]:
+        """How many stored entries each rule holds back, by (rule id, source id): one pass over the
+        Blocked index, which holds only blocked entries, and only their keys."""
+        counts: dict[tuple[str, str], int] = {}
+        for key in self._records.Entry.blocked.scan():
+            counts[(key.blocked_by, key.feed_id)] = counts.get((key.blocked_by, key.feed_id), 0) + 1
+        return counts
+
+    def blocked(self, limit: int) -> list[Entry]:
+        """Up to `limit` of the entries the rules hold back (the first the index gives), newest first."""
+        keys = [(k.feed_id, k.entry_uid) for k in self._records.Entry.blocked.scan(limit=limit)]
         return sorted(self._get(keys), key=lambda e: e.sort_time, reverse=True)
 
     def _get(self, keys: list[tuple[str, str]]) -> list[Entry]:

@@ -12,7 +12,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, Server
 
-from starfeed.serve.rest import entries, feeds
+from starfeed.serve.rest import entries, feeds, rules
 from starfeed.serve.rest.problems import PROBLEM_JSON, ApiProblem, invalid_parameters, problem
 from starfeed.serve.rest.views import V1
 from starfeed.store import Storage
@@ -72,6 +72,7 @@ class RestApi:
 
         app.include_router(feeds.router(storage, base))
         app.include_router(entries.router(storage, base))
+        app.include_router(rules.router(storage, base))
         self.base = base
 
         @app.get(f"{V1}/openapi.json", summary="This document", include_in_schema=False)
@@ -115,7 +116,7 @@ class RestApi:
     def openapi_document(self) -> str:
         return self.app.get_openapi_json_schema(
             title="starfeed", version=VERSION,
-            description="Feeds, entries and raw payloads of a starfeed deployment. Lists are "
+            description="Feeds, entries, raw payloads and rules of a starfeed deployment. Lists are "
                         "paged: follow `next` or the Link rel=next header. Errors are RFC 9457 problems.",
             servers=[Server(url=self.base().rstrip("/") or "/")],
             **(SIGV4 if self.storage.settings.api_auth == "iam" else {}))
