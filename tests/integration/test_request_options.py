@@ -2,6 +2,7 @@
 cookie, only with a header, only through a proxy, subscribed through the CLI and fetched by the
 fetcher; their secrets reach their own origin and nothing else, and appear in no output."""
 
+import base64
 import json
 import logging
 import time
@@ -12,7 +13,7 @@ import pytest
 
 from starfeed.local import snapshot
 
-from conftest import api_call, run_cli
+from conftest import api_call, body_of, http_get, run_cli
 from origin import Reply, rss
 from proxies import EGRESS, HttpProxy, Socks5Proxy
 
@@ -114,6 +115,61 @@ def test_feeds_readable_only_with_a_cookie_or_a_header(stack, storage, origin, c
     stack.run_cycle()
     assert storage.sources.get(with_header).status in ("ok", "not-modified")
     assert new_key not in everything_shown(stack, storage, capsys, [with_header]) + caplog.text
+
+
+def _with_login(url: str, user: str, password: str) -> str:
+    return url.replace("://", f"://{user}:{password}@", 1)
+
+
+def test_a_urls_login_is_kept_as_a_secret_and_sent_to_its_origin_alone(stack, storage, origin, capsys, caplog,
+                                                                       tmp_path):
+    """user:password@ in a feed's URL, given to `source add`, `inspect`, an OPML import and the REST
+    API: taken off the URL into the token store, sent as Basic credentials, shown nowhere."""
+    caplog.set_level(logging.DEBUG, logger="starfeed")
+    password = _secret("password")
+    basic = "Basic " + base64.b64encode(f"ada:{password}".encode()).decode()
+    urls = {name: origin.serve(f"/{name}.xml", Reply(200, rss((f"{name}1", f"Only for Ada ({name})"))),
+                               requires={"authorization": basic}) for name in ("cli", "opml", "rest")}
+    code, out, err = run_cli(capsys, "inspect", _with_login(urls["cli"], "ada", password))
+    assert code == 0, err
+    assert password not in out + err and "asked:    with headers Authorization" in err
+    code, out, err = run_cli(capsys, "source", "add", _with_login(urls["cli"], "ada", password), "--backfill", "1")
+    assert code == 0, err
+    assert f"added {_id(out)} {urls['cli']}\n" in out and "asked with: headers Authorization" in out
+    opml = tmp_path / "with-login.opml"
+    opml.write_text(f'<opml version="2.0"><body><outline text="Ada" type="rss" '
+                    f'xmlUrl="{_with_login(urls["opml"], "ada", password)}"/></body></opml>')
+    code, imported, err = run_cli(capsys, "opml", "import", str(opml), "--backfill", "1")
+    assert code == 0 and "1 added" in imported, imported + err
+    answer = api_call(stack, "POST", "/api/v1/feeds", {"url": _with_login(urls["rest"], "ada", password),
+                                                       "backfill": 1})
+    assert answer["statusCode"] == 201, answer["body"]
+    by_url = {s.url: s for s in storage.sources.all()}
+    assert set(by_url) == set(urls.values())  # every URL kept without its login
+    ids = [s.source_id for s in by_url.values()]
+    for source_id in ids:
+        _due(storage, source_id)
+    stack.run_cycle()
+    for name, url in urls.items():
+        source = by_url[url]
+        assert storage.sources.get(source.source_id).entry_count == 1, storage.sources.get(source.source_id).last_error
+        assert origin.hits(f"/{name}.xml")[-1]["authorization"] == basic
+        assert source.request.secret_headers == ["Authorization"]
+    rendered = "\n".join(body_of(http_get(stack, path)) for path in ("/subscriptions.opml", "/feed.xml", "/feed", "/"))
+    assert all(url in rendered for url in urls.values())
+    shown = everything_shown(stack, storage, capsys, ids) + out + imported + answer["body"] + caplog.text + rendered
+    assert password not in shown and basic.split()[1] not in shown
+
+
+def test_a_pages_credentials_do_not_go_to_the_feed_it_announces_on_another_site(stack, origin, other_origin,
+                                                                                  capsys):
+    password = _secret("password")
+    feed = other_origin.serve("/elsewhere.xml", Reply(200, rss(("e1", "Elsewhere"))))
+    page = origin.serve("/", Reply(200, f'<html><head><link rel="alternate" type="application/rss+xml" '
+                                        f'href="{feed}"></head></html>'.encode(), {"Content-Type": "text/html"}))
+    code, out, err = run_cli(capsys, "source", "add", _with_login(page, "ada", password))
+    assert code == 1 and "on another site" in err and password not in out + err
+    assert other_origin.hits("/elsewhere.xml") == []
 
 
 def test_a_redirect_to_another_origin_receives_none_of_the_secrets(stack, storage, origin, other_origin, capsys):

@@ -15,12 +15,14 @@ from starfeed.fetch.options import (
     apply,
     described,
     is_secret_header,
+    login_off,
     parse_cookie,
     parse_header,
     parse_proxy,
     sent_to,
     shown,
     via,
+    with_login,
 )
 from starfeed.model import FailureClass, RequestOptions
 from starfeed.settings import Settings
@@ -144,6 +146,30 @@ def test_apply_changes_only_what_was_given():
     assert kept == secrets
     cleared, gone = apply(Asked(headers=[""], cookies=[""], user_agent="", no_proxy=True), changed, kept)
     assert not cleared.configured and not cleared.has_secrets and gone == Secrets()
+
+
+@pytest.mark.parametrize(("url", "without", "login"), [
+    ("https://ada:s3cr%40t@example.org/feed.xml", "https://example.org/feed.xml", ("ada", "s3cr@t")),
+    ("http://ada@example.org:8080/f?a=b@c", "http://example.org:8080/f?a=b@c", ("ada", "")),
+    ("https://a@b:pw@example.org", "https://example.org", ("a@b", "pw")),  # its last @ ends it, as in a browser
+    ("https://ada:pw@example.org\\@evil.example/", "https://example.org\\@evil.example/", ("ada", "pw")),
+    ("https://example.org/a@b", "https://example.org/a@b", None),  # an @ in the path is no login
+    ("https://:@example.org/", "https://example.org/", None),
+    ("example.org/feed", "example.org/feed", None),
+])
+def test_a_urls_login_is_taken_off_it(url, without, login):
+    assert login_off(url) == (without, login)
+
+
+def test_a_urls_login_becomes_its_authorization_header_a_secret():
+    url, asked = with_login("https://ada:pw-S1@example.org/feed.xml", Asked(headers=["Accept-Language: fr"]))
+    options, secrets = apply(asked, None, None)
+    assert url == "https://example.org/feed.xml"
+    assert options.secret_headers == ["Authorization"] and options.headers == [["Accept-Language", "fr"]]
+    assert secrets.headers == {"Authorization": "Basic YWRhOnB3LVMx"}  # ada:pw-S1
+    assert "pw-S1" not in json.dumps([vars(options), shown(options), described(options), secrets.stored()])
+    with pytest.raises(OptionError, match="one or the other"):
+        apply(with_login("https://ada:pw@example.org/", Asked(headers=["authorization: Bearer t"]))[1], None, None)
 
 
 def test_a_proxy_both_set_and_cleared_is_refused():

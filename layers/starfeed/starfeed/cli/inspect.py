@@ -29,15 +29,18 @@ def add_commands(commands) -> None:
 
 def _inspect(args) -> int:
     from starfeed.fetch.http import asking
-    from starfeed.fetch.options import OptionError, apply, described
+    from starfeed.fetch.options import OptionError, apply, described, with_login
     from starfeed.inspect import entry_lines, failure_lines, inspect, summary_lines
 
     selectors = selectors_of(args)
     if selectors is not None and args.website:
         raise CliError("--website reads a page's main article, --items its list: give one or the other")
     settings = fetch_settings(args.stack)
+    asked = asked_of(args)
+    if "://" in args.target:  # its user:password@ is sent as a subscription's would be, and never printed
+        args.target, asked = with_login(args.target, asked)
     try:
-        options, secrets = apply(asked_of(args), None, None)
+        options, secrets = apply(asked, None, None)
         ask = asking(options, secrets, settings)
     except OptionError as exc:
         raise CliError(str(exc)) from None

@@ -8,7 +8,6 @@ before each request all the same (docs/design.md#request-options)."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import socket
 import threading
@@ -27,7 +26,15 @@ from starfeed import USER_AGENT
 from starfeed.fetch import guard
 from starfeed.fetch.guard import Networks, Refused, Unresolved, allowed_networks, canonical
 from starfeed.fetch.headers import answer_failure, parse_retry_after
-from starfeed.fetch.options import REDACTED, OptionError, Secrets, parse_proxy, request_headers, sent_to
+from starfeed.fetch.options import (
+    REDACTED,
+    OptionError,
+    Secrets,
+    basic_credentials,
+    parse_proxy,
+    request_headers,
+    sent_to,
+)
 from starfeed.model import FailureClass, RequestOptions, host_of
 from starfeed.settings import Settings
 
@@ -327,9 +334,7 @@ def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: s
 
 
 def _basic(userinfo: tuple[str, str] | None) -> str | None:
-    if userinfo is None:
-        return None
-    return "Basic " + base64.b64encode(":".join(userinfo).encode()).decode("ascii")
+    return basic_credentials(userinfo) if userinfo is not None else None
 
 
 class _BodyTooLarge(Exception):

@@ -21,6 +21,7 @@ from starfeed.settings import Settings
 from starfeed.sources import BadSource, OpmlDocument, OpmlFeed, add_source, read_opml
 from starfeed.store import Storage
 from starfeed.store.secrets import TOKEN_ENV
+from starfeed.subscribe import Refused, add_listed, logins_off
 
 log = logging.getLogger("starfeed.local")
 QUIET = ("botocore", "boto3", "pynamodb", "werkzeug", "urllib3", "moto")
@@ -159,11 +160,12 @@ def subscribe_initial_sources(storage: Storage, github_sim: GitHubSim | None = N
     document, backfill = initial if initial is not None else initial_sources()
     if document is not None:
         added, failed = 0, []
+        logins = logins_off(document.feeds)  # user:password@ in a URL: kept in the token store, never logged
         for feed in document.feeds:
             try:
                 # Due at once, no jitter: the start's poll cycle fetches them before it answers.
-                added += add_source(storage, feed.url, now, feed.collections, backfill=backfill)[1]
-            except BadSource as exc:
+                added += add_listed(storage, feed, now, backfill=backfill, login=logins.get(feed.url))[1]
+            except (BadSource, Refused) as exc:
                 failed.append(str(exc))
         folders = "; ".join(f"folder {f!r} as collection {c}" for f, c in document.folders.items())
         log.info("STARFEED_SOURCES: %d new of %d sources%s%s", added, len(document.feeds),
