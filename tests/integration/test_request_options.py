@@ -248,6 +248,44 @@ def test_a_feed_reachable_only_through_starfeed_proxy(stack, storage, origin, ca
     assert f"{source_id}  through proxy socks5h://127.0.0.1:{proxy.port} (STARFEED_PROXY)" in out
 
 
+def test_starfeed_proxys_login_lives_in_the_token_store(stack, storage, origin, capsys, caplog, monkeypatch,
+                                                         proxies):
+    caplog.set_level(logging.DEBUG, logger="starfeed")
+    password = _secret("password")
+    proxy = proxies(HttpProxy, ("ada", password))
+    global_proxy = proxy.url()  # as the template's Proxy holds it: no login
+    monkeypatch.setenv("STARFEED_PROXY", global_proxy)
+    fetcher = stack.functions["FetcherFunction"].module.storage
+    monkeypatch.setattr(fetcher, "settings", replace(fetcher.settings, proxy=global_proxy))
+    monkeypatch.setattr(fetcher.secrets, "_no_proxy_login_until", 0.0)  # an earlier test's answer, kept 5 minutes
+    url = origin.serve("/login-proxied.xml", Reply(200, rss(("l1", "Through the proxy, with a login"))),
+                       client=EGRESS)
+    code, out, err = run_cli(capsys, "source", "add", url, "--backfill", "1")
+    assert code == 1 and "the proxy refuses its credentials" in err and "starfeed proxy set URL" in err
+
+    code, out, err = run_cli(capsys, "proxy", "set", proxy.url(("ada", "wrong")).replace("127.0.0.1", "localhost"))
+    assert code == 1 and f"STARFEED_PROXY is http://127.0.0.1:{proxy.port}, not http://localhost" in err
+    code, out, err = run_cli(capsys, "proxy", "set", proxy.url(("ada", password)))
+    assert code == 0 and "kept in SSM parameter /starfeed/source-options/proxy" in out, err
+    code, shown, err = run_cli(capsys, "proxy", "show")
+    assert shown == f"http://127.0.0.1:{proxy.port} (STARFEED_PROXY), with a login kept in the token store\n"
+    code, inspected, err = run_cli(capsys, "inspect", url)
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "source", "add", url, "--backfill", "1")
+    assert code == 0, err
+    source_id = _id(out)
+    stack.run_cycle()
+    assert storage.sources.get(source_id).entry_count == 1 and proxy.refused == 1
+    shown += inspected + err + out + everything_shown(stack, storage, capsys, [source_id]) + caplog.text
+    assert password not in shown
+    assert password not in (stack.state / "stack.json").read_text()
+
+    code, out, err = run_cli(capsys, "proxy", "clear")
+    assert (code, out) == (0, "STARFEED_PROXY's login removed from the token store\n")
+    code, out, err = run_cli(capsys, "proxy", "show")
+    assert out.endswith("(STARFEED_PROXY), without a login\n")
+
+
 @pytest.mark.parametrize(("option", "value", "why"), [
     ("--proxy", "ftp://proxy.example:21", "ftp: is no proxy scheme starfeed speaks"),
     ("--proxy", "http://", "names no host"),

@@ -19,6 +19,8 @@ from starfeed.fetch.options import (
     parse_cookie,
     parse_header,
     parse_proxy,
+    proxy_login_of,
+    proxy_login_stored,
     sent_to,
     shown,
     via,
@@ -208,6 +210,35 @@ def test_a_proxy_whose_credentials_are_missing_cannot_be_used():
         asking(options, Secrets(), SETTINGS)
     with pytest.raises(OptionError, match="STARFEED_PROXY"):
         asking(None, None, Settings(proxy="gopher://x"))
+
+
+def test_starfeed_proxys_login_is_read_for_that_proxy_alone():
+    settings = Settings(proxy="http://p.example:3128")
+    stored = proxy_login_stored(parse_proxy("http://ada:pw-S1@p.example:3128"))
+    assert stored == {"proxy": "http://p.example:3128", "user": "ada", "password": "pw-S1"}
+    assert proxy_login_stored(parse_proxy("http://p.example:3128")) is None
+    assert asking(None, None, settings, lambda: stored).proxy == "http://ada:pw-S1@p.example:3128"
+    assert asking(None, None, settings, lambda: None).proxy == "http://p.example:3128"
+    # A source's own proxy, or a login in STARFEED_PROXY itself: the token store is not read.
+    assert asking(RequestOptions(proxy="socks5://own.example:1080"), None, settings, _never).proxy == \
+        "socks5://own.example:1080"
+    assert asking(None, None, Settings(proxy="http://u:p@p.example:3128"), _never).proxy == \
+        "http://u:p@p.example:3128"
+    with pytest.raises(OptionError, match="for the proxy http://p.example:3128, not STARFEED_PROXY's "
+                                          "http://other.example:3128"):
+        asking(None, None, Settings(proxy="http://other.example:3128"), lambda: stored)
+    with pytest.raises(OptionError, match="not as starfeed wrote it"):
+        proxy_login_of({"proxy": "http://p.example:3128", "user": 1}, parse_proxy("http://p.example:3128"))
+
+    def unreadable():
+        raise LookupError("starfeed/source-options/proxy cannot be read from the token store (AccessDenied)")
+
+    with pytest.raises(OptionError, match="STARFEED_PROXY's login: .*AccessDenied"):
+        asking(None, None, settings, unreadable)
+
+
+def _never():
+    raise AssertionError("the token store was read")
 
 
 # Against loopback servers: where each value goes.

@@ -14,7 +14,15 @@ from dataclasses import dataclass, field, replace
 
 from starfeed.fetch import guard
 from starfeed.fetch.http import Asking, asking, fetch
-from starfeed.fetch.options import Asked, OptionError, Secrets, apply, with_login
+from starfeed.fetch.options import (
+    Asked,
+    OptionError,
+    Secrets,
+    apply,
+    parse_proxy,
+    proxy_login_stored,
+    with_login,
+)
 from starfeed.fetch.stage import describe
 from starfeed.inspect import Inspection, inspect_fetched
 from starfeed.kinds.github import timeline_stopped
@@ -134,7 +142,7 @@ def subscribe_url(storage: Storage, url: str, now: float, *, collections: list[s
     checked = None
     if not no_check:
         checked = check(url, storage, pick, website=website, backfill=backfill, selectors=selectors,
-                        ask=_asking(request, secrets, storage.settings))
+                        ask=_asking(request, secrets, storage))
         if checked.inspection is None:
             return Subscription("listed", None, checked)
         url = checked.url
@@ -193,9 +201,9 @@ def _options(asked: Asked, options: RequestOptions | None, secrets: Secrets | No
         raise Refused(str(exc)) from None
 
 
-def _asking(options: RequestOptions, secrets: Secrets, settings: Settings) -> Asking:
+def _asking(options: RequestOptions, secrets: Secrets, storage: Storage) -> Asking:
     try:
-        return asking(options, secrets, settings)
+        return asking(options, secrets, storage.settings, storage.secrets.proxy_login)
     except OptionError as exc:
         raise Refused(str(exc)) from None
 
@@ -229,6 +237,32 @@ def global_proxy_of(source: Source, settings: Settings) -> str:
     return settings.proxy if kind_of(source).takes_request_options else ""
 
 
+def set_proxy_login(storage: Storage, url: str) -> str:
+    """`starfeed proxy set URL`: the login of STARFEED_PROXY (template Proxy), given in its URL as
+    user:password@, kept in the token store, where every fetch through it reads it (within
+    CACHE_SECONDS of store/secrets.py). Returns where; Refused when the URL cannot be used, has no
+    login, or names another proxy than STARFEED_PROXY."""
+    try:
+        proxy = parse_proxy(url, "starfeed proxy set")
+    except OptionError as exc:
+        raise Refused(str(exc)) from None
+    if not storage.settings.proxy:
+        raise Refused("this stack has no STARFEED_PROXY: deploy it with the parameter Proxy="
+                      f"{proxy.shown} (locally: STARFEED_PROXY={proxy.shown} make run) first")
+    try:
+        current = parse_proxy(storage.settings.proxy, "STARFEED_PROXY")
+    except OptionError as exc:
+        raise Refused(str(exc)) from None
+    if current.shown != proxy.shown:
+        raise Refused(f"this stack's STARFEED_PROXY is {current.shown}, not {proxy.shown}: its login only is kept "
+                      "here (the proxy itself is the template's parameter Proxy)")
+    stored = proxy_login_stored(proxy)
+    if stored is None:
+        raise Refused(f"give its login: {proxy.scheme}://USER:PASSWORD@{proxy.shown.split('://', 1)[1]} "
+                      "(`starfeed proxy clear` removes a login)")
+    return storage.secrets.put_proxy_login(stored)
+
+
 def set_request(storage: Storage, source_id: str, asked: Asked, now: float, *,
                 no_check: bool = False) -> tuple[Source, Checked | None]:
     """Change a source's request options (docs/design.md#request-options): those given replace its
@@ -257,7 +291,7 @@ def set_request(storage: Storage, source_id: str, asked: Asked, now: float, *,
         kind = kind_of(source)
         if kind.crawled:
             _robots_allow(source.url, storage, crawl=True)
-        result = fetch(source.url, storage.settings, ask=_asking(request, secrets, storage.settings))
+        result = fetch(source.url, storage.settings, ask=_asking(request, secrets, storage))
         inspection = inspect_fetched(source.url, result, storage.settings, website=source.selectors is None
                                      and kind.crawled, selectors=source.selectors)
         if inspection.error:
@@ -586,7 +620,7 @@ def import_known(storage: Storage, feed: OpmlFeed, existing: dict[str, Source], 
                     targets=kind_of(source).targets(source) if joined else [])
 
 
-def checked(feeds: list[OpmlFeed], settings: Settings, no_check: bool, backfill: int,
+def checked(feeds: list[OpmlFeed], storage: Storage, no_check: bool, backfill: int,
             logins: dict[str, Asked] | None = None) -> Iterator[tuple[OpmlFeed, Inspection | None, str | None]]:
     """(feed, inspection, error) for each feed, as its check completes: CHECKS_IN_FLIGHT at once,
     CHECKS_PER_HOST per host; a feed in logins is asked with its login. With no_check, at once and
@@ -597,11 +631,13 @@ def checked(feeds: list[OpmlFeed], settings: Settings, no_check: bool, backfill:
         return
     hosts: dict[str, threading.Semaphore] = {}
     lock = threading.Lock()
+    settings = storage.settings
 
     def one(feed):
         with lock:
             per_host = hosts.setdefault(host_key_of(feed.url), threading.Semaphore(CHECKS_PER_HOST))
-        ask = asking(*apply((logins or {}).get(feed.url, Asked()), None, None), settings)  # STARFEED_PROXY, if set
+        # STARFEED_PROXY, if set
+        ask = asking(*apply((logins or {}).get(feed.url, Asked()), None, None), settings, storage.secrets.proxy_login)
         with per_host:
             result = fetch(feed.url, settings, ask=ask)
         if not result.error and looks_like_html(result.body, result.headers.get("Content-Type")):

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import sys
 
-from starfeed.cli.common import CliError, add_request_options, add_selector_options, asked_of, clip, count, selectors_of
+from starfeed.cli.common import (
+    CliError,
+    add_request_options,
+    add_selector_options,
+    asked_of,
+    clip,
+    connect,
+    count,
+    selectors_of,
+)
 from starfeed.deployment import fetch_settings
 
 
@@ -27,6 +36,15 @@ def add_commands(commands) -> None:
     inspect.set_defaults(action=_inspect)
 
 
+def _proxy_login(stack_name: str | None) -> object:
+    """STARFEED_PROXY's login from the stack's token store; None without a stack to read it from."""
+    try:
+        storage = connect(stack_name)
+    except CliError:
+        return None
+    return storage.secrets.proxy_login()
+
+
 def _inspect(args) -> int:
     from starfeed.fetch.http import asking
     from starfeed.fetch.options import OptionError, apply, described, with_login
@@ -41,7 +59,7 @@ def _inspect(args) -> int:
         args.target, asked = with_login(args.target, asked)
     try:
         options, secrets = apply(asked, None, None)
-        ask = asking(options, secrets, settings)
+        ask = asking(options, secrets, settings, lambda: _proxy_login(args.stack))
     except OptionError as exc:
         raise CliError(str(exc)) from None
     # Selectors are tried on every item they find, whatever its date.

@@ -56,7 +56,7 @@ def _import(args) -> None:
             report.line(outcome)
         else:
             to_check.append(feed)
-    for feed, inspection, error in subscribe.checked(to_check, storage.settings, args.no_check, args.backfill, logins):
+    for feed, inspection, error in subscribe.checked(to_check, storage, args.no_check, args.backfill, logins):
         if error:
             report.line(Imported("failed", f"{feed.url}: {subscribe.unsubscribed(error)}"))
             continue

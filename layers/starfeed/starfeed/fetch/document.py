@@ -240,7 +240,7 @@ def source_asking(storage: Storage, source: Source) -> Asking | FetchResult:
                 secrets = Secrets.of(storage.secrets.source_secret(options.secret or ""))
             except Unreadable as exc:
                 raise OptionError(f"its secret values: {exc}") from None
-        return asking(options, secrets, storage.settings)
+        return asking(options, secrets, storage.settings, storage.secrets.proxy_login)
     except OptionError as exc:
         why = (f"{FailureClass.OPTIONS.words}: {exc}; not fetched (`starfeed source set "
                f"{source.source_id} ...` gives them again)")

@@ -12,6 +12,7 @@ import hashlib
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -32,6 +33,7 @@ from starfeed.fetch.options import (
     Secrets,
     basic_credentials,
     parse_proxy,
+    proxy_login_of,
     request_headers,
     sent_to,
 )
@@ -199,9 +201,12 @@ class Asking:
     proxy: str | None = None
 
 
-def asking(options: RequestOptions | None, secrets: Secrets | None, settings: Settings) -> Asking:
+def asking(options: RequestOptions | None, secrets: Secrets | None, settings: Settings,
+           proxy_login: Callable[[], object] | None = None) -> Asking:
     """A source's options and secret values as one fetch's Asking; its own proxy, else
-    STARFEED_PROXY. OptionError when a value cannot be used."""
+    STARFEED_PROXY, with the login proxy_login reads from the token store (the store's
+    Secrets.proxy_login: None when there is none, LookupError when it cannot be read) unless its
+    URL has one. OptionError when a value cannot be used."""
     public, private = request_headers(options, secrets)
     proxy = None
     if options is not None and options.proxy:
@@ -212,6 +217,13 @@ def asking(options: RequestOptions | None, secrets: Secrets | None, settings: Se
             proxy = replace(proxy, userinfo=secrets.proxy)
     elif settings.proxy:
         proxy = parse_proxy(settings.proxy, "STARFEED_PROXY")
+        if proxy.userinfo is None and proxy_login is not None:
+            try:
+                stored = proxy_login()
+            except LookupError as exc:  # the token store's Unreadable: it names the entry, never its value
+                raise OptionError(f"STARFEED_PROXY's login: {exc}") from None
+            if stored is not None:
+                proxy = replace(proxy, userinfo=proxy_login_of(stored, proxy))
     return Asking(public, private, proxy.url() if proxy else None)
 
 
@@ -362,8 +374,9 @@ def _reason(exc: Exception, settings: Settings, deadline: _Deadline) -> tuple[st
     if isinstance(exc, requests.exceptions.SSLError):  # a certificate a retry does not mend
         return f"{FailureClass.TLS.words}: {_root_cause(exc)}", False, FailureClass.TLS
     if isinstance(exc, requests.exceptions.ConnectionError) and _proxy_refused_credentials(exc):
-        return (f"{FailureClass.CREDENTIALS.words}: the proxy refuses its credentials ({_root_cause(exc)}): give the "
-                "source's --proxy again with user:password@"), False, FailureClass.CREDENTIALS
+        return (f"{FailureClass.CREDENTIALS.words}: the proxy refuses its credentials ({_root_cause(exc)}): give its "
+                "user:password@ again (`source set ID --proxy URL`; STARFEED_PROXY's: `starfeed proxy set URL`)",
+                False, FailureClass.CREDENTIALS)
     if isinstance(exc, requests.exceptions.ConnectionError):
         return f"{FailureClass.NETWORK.words}: {_root_cause(exc)}", True, FailureClass.NETWORK
     if isinstance(exc, requests.exceptions.RequestException):

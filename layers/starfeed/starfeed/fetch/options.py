@@ -127,6 +127,26 @@ def parse_proxy(text: str, option: str = "--proxy") -> Proxy:
     return Proxy(scheme, parts.hostname.lower(), port or PROXY_SCHEMES[scheme], userinfo)
 
 
+def proxy_login_stored(proxy: Proxy) -> dict[str, str] | None:
+    """STARFEED_PROXY's login as the token store keeps it, with the proxy it is for (None: it needs
+    none): a proxy changed later never gets the other one's login."""
+    if proxy.userinfo is None:
+        return None
+    return {"proxy": proxy.shown, "user": proxy.userinfo[0], "password": proxy.userinfo[1]}
+
+
+def proxy_login_of(stored: object, proxy: Proxy) -> tuple[str, str]:
+    """The (user, password) the token store keeps for this proxy; OptionError when it is not as
+    starfeed wrote it, or is the login of another proxy."""
+    how = "`starfeed proxy set URL` stores it again"
+    if not (_text_map(stored) and isinstance(stored, dict) and {"proxy", "user", "password"} <= stored.keys()):
+        raise OptionError(f"STARFEED_PROXY's login in the token store is not as starfeed wrote it: {how}")
+    if stored["proxy"] != proxy.shown:
+        raise OptionError(f"the login in the token store is for the proxy {stored['proxy']}, not STARFEED_PROXY's "
+                          f"{proxy.shown}: {how}")
+    return stored["user"], stored["password"]
+
+
 @dataclass
 class Secrets:
     """A source's secret values, as the token store keeps them: {header name: value}, {cookie

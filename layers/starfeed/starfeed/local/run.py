@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+from starfeed.fetch.options import OptionError, parse_proxy, proxy_login_stored
 from starfeed.kinds.github_following import new_following
 from starfeed.local.demo import DemoOrigin
 from starfeed.local.github_sim import GitHubSim, population
@@ -59,6 +60,9 @@ def run() -> int:
     github_sim = start_github_demo()
     overrides = {"STARFEED_PUBLIC_URL": public_url, "STARFEED_ALLOW_PRIVATE_NETWORKS":
                  os.environ.get("STARFEED_ALLOW_PRIVATE_NETWORKS", "1")}
+    proxy_login = global_proxy_login()
+    if proxy_login:  # the stack, its functions and the CLI see the proxy without its login
+        overrides["STARFEED_PROXY"] = proxy_login["proxy"]
     if log_format() == "json":  # exactly what Lambda would log: JSON lines and the EMF metrics
         overrides["POWERTOOLS_METRICS_DISABLED"] = "false"
     stack = LocalStack(overrides)
@@ -68,9 +72,12 @@ def run() -> int:
     if not snapshot_path.exists():
         log.info("no saved state in %s: starting empty", stack.state)
     restore(stack.stack, snapshot_path)
+    storage = Storage(Settings.from_env())
     snapshots = Snapshotter(stack.stack, snapshot_path,
                             float(os.environ.get("STARFEED_SNAPSHOT_INTERVAL", "60")))
-    storage = Storage(Settings.from_env())
+    if proxy_login:
+        storage.secrets.put_proxy_login(proxy_login)
+        log.info("STARFEED_PROXY %s: its login is kept in the local token store", proxy_login["proxy"])
     demo = subscribe_initial_sources(storage, github_sim, initial)
 
     log.info("initial poll cycle…")
@@ -110,6 +117,16 @@ def run() -> int:
     stack.close()
     log.info("stopped")
     return 0
+
+
+def global_proxy_login() -> dict | None:
+    """STARFEED_PROXY's user:password@, as the token store keeps it (`starfeed proxy set`): taken
+    off the setting, so that no process's environment, log or file holds it. None when it has none,
+    or cannot be used (each source then fails with the reason)."""
+    try:
+        return proxy_login_stored(parse_proxy(os.environ.get("STARFEED_PROXY", ""), "STARFEED_PROXY"))
+    except OptionError:
+        return None
 
 
 def start_github_demo() -> GitHubSim | None:
