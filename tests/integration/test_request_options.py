@@ -286,6 +286,33 @@ def test_starfeed_proxys_login_lives_in_the_token_store(stack, storage, origin, 
     assert out.endswith("(STARFEED_PROXY), without a login\n")
 
 
+def test_make_runs_token_store_is_kept_in_a_file_of_its_own_across_restarts(stack, storage, origin, capsys,
+                                                                             tmp_path):
+    from starfeed.local.token_store import TokenStoreFile
+
+    cookie = _secret("cookie")
+    url = origin.serve("/kept-secret.xml", Reply(200, rss(("k1", "Kept"))), requires={"cookie": f"s={cookie}"})
+    code, out, err = run_cli(capsys, "source", "add", url, "--cookie", f"s={cookie}", "--no-check", "--backfill", "1")
+    assert code == 0, err
+    source = storage.sources.get(_id(out))
+    stale = storage.secrets.source_secret_name("gone")  # a parameter no source names
+    storage.secrets.put_source_secret(stale, {"cookies": {"s": "old"}})
+    storage.secrets.put_proxy_login({"proxy": "http://p.example:3128", "user": "ada", "password": "pw"})
+    saved = TokenStoreFile(storage, tmp_path / "token-store.json")
+    assert saved.save_if_changed() and not saved.save_if_changed()  # written once, then only when changed
+    assert (tmp_path / "token-store.json").stat().st_mode & 0o777 == 0o600
+    assert cookie not in json.dumps(snapshot.capture(stack.stack), default=str)  # not in the state file
+
+    for name in (source.request.secret, stale, storage.secrets.proxy_login_name):  # a restart: the store empty
+        storage.client("ssm").delete_parameter(Name=name)
+    assert TokenStoreFile(storage, tmp_path / "token-store.json").restore() == 2
+    assert storage.secrets.source_secret(source.request.secret) == {"headers": {}, "cookies": {"s": cookie},
+                                                                     "proxy": None}
+    assert set(storage.secrets.under_path()) == {source.request.secret, storage.secrets.proxy_login_name}
+    stack.run_cycle()
+    assert storage.sources.get(source.source_id).entry_count == 1
+
+
 @pytest.mark.parametrize(("option", "value", "why"), [
     ("--proxy", "ftp://proxy.example:21", "ftp: is no proxy scheme starfeed speaks"),
     ("--proxy", "http://", "names no host"),

@@ -17,6 +17,7 @@ from starfeed.local.http_bridge import http_routes, serve
 from starfeed.local.runtime import QueueSource, rate_seconds
 from starfeed.local.snapshot import SNAPSHOT_FILE, Snapshotter, restore
 from starfeed.local.stack import LocalStack
+from starfeed.local.token_store import TOKEN_STORE_FILE, TokenStoreFile
 from starfeed.observe import log_format
 from starfeed.settings import Settings
 from starfeed.sources import BadSource, OpmlDocument, OpmlFeed, add_source, read_opml
@@ -73,8 +74,11 @@ def run() -> int:
         log.info("no saved state in %s: starting empty", stack.state)
     restore(stack.stack, snapshot_path)
     storage = Storage(Settings.from_env())
-    snapshots = Snapshotter(stack.stack, snapshot_path,
-                            float(os.environ.get("STARFEED_SNAPSHOT_INTERVAL", "60")))
+    tokens = TokenStoreFile(storage, stack.state / TOKEN_STORE_FILE)
+    if restored := tokens.restore():
+        log.info("restored %d entries of the local token store (sources' secrets, the proxy's login)", restored)
+    snapshots = _Snapshots(stack.stack, snapshot_path, float(os.environ.get("STARFEED_SNAPSHOT_INTERVAL", "60")),
+                           tokens)
     if proxy_login:
         storage.secrets.put_proxy_login(proxy_login)
         log.info("STARFEED_PROXY %s: its login is kept in the local token store", proxy_login["proxy"])
@@ -219,6 +223,18 @@ def subscribe_initial_sources(storage: Storage, github_sim: GitHubSim | None = N
                  "`starfeed source add URL`); %s is deframed by the %s analyzer", len(demo.feed_urls), demo.url,
                  ", ".join(demo.deframed_urls), storage.settings.analyzer)
     return demo
+
+
+class _Snapshots(Snapshotter):
+    """The state file, and with it the local token store's own file (local/token_store.py)."""
+
+    def __init__(self, stack, path: Path, interval: float, tokens: TokenStoreFile):
+        super().__init__(stack, path, interval)
+        self.tokens = tokens
+
+    def save_if_changed(self) -> bool:
+        saved = super().save_if_changed()
+        return self.tokens.save_if_changed() or saved
 
 
 def _tick(stack: LocalStack, snapshots: Snapshotter) -> None:

@@ -148,6 +148,24 @@ class Secrets:
             client.create_secret(Name=name, SecretString=text)
         return f"Secrets Manager secret {name}"
 
+    def under_path(self) -> dict[str, str]:
+        """Every entry under the sources' secrets path, the proxy's login included: {name: its JSON
+        text}, for `make run` to keep across restarts."""
+        path = self.settings.source_secrets_path.strip("/")
+        if self._ssm:
+            pages = self._client_factory("ssm").get_paginator("get_parameters_by_path").paginate(
+                Path="/" + path, Recursive=True, WithDecryption=True)
+            return {p["Name"]: p["Value"] for page in pages for p in page["Parameters"]}
+        client = self._client_factory("secretsmanager")
+        pages = client.get_paginator("list_secrets").paginate(Filters=[{"Key": "name", "Values": [path + "/"]}])
+        names = [e["Name"] for page in pages for e in page["SecretList"] if e["Name"].startswith(path + "/")]
+        return {name: client.get_secret_value(SecretId=name)["SecretString"] for name in names}
+
+    def put_under_path(self, entries: dict[str, str]) -> None:
+        """Put back what under_path gave."""
+        for name, text in entries.items():
+            self._put(name, text)
+
     def delete_proxy_login(self) -> bool:
         """Whether there was one to delete."""
         try:
