@@ -189,6 +189,21 @@ def test_a_redirect_to_another_origin_receives_none_of_the_secrets(stack, storag
         assert "cookie" not in hit and "x-auth-token" not in hit and hit["x-plain"] == "yes"
 
 
+def test_a_source_with_secrets_does_not_move_to_another_origin(stack, storage, origin, other_origin, capsys):
+    cookie = _secret("cookie")
+    target = other_origin.serve("/new-home.xml", Reply(200, rss(("n1", "New home"))))
+    url = origin.serve("/old-home.xml", Reply(301, headers={"Location": target}))
+    code, out, err = run_cli(capsys, "source", "add", url, "--cookie", f"sid={cookie}", "--backfill", "1")
+    assert code == 0, err
+    source_id = _id(out)
+    for _ in range(storage.settings.redirect_persistence + 1):
+        _due(storage, source_id)
+        stack.run_cycle()
+    assert storage.sources.get(source_id).url == url  # its cookie stays with its origin
+    assert all("cookie" not in hit for hit in other_origin.hits("/new-home.xml"))
+    assert origin.hits("/old-home.xml")[-1]["cookie"] == f"sid={cookie}"
+
+
 @pytest.fixture
 def proxies():
     made = []

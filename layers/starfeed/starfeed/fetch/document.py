@@ -17,6 +17,7 @@ from requests.utils import parse_header_links
 from starfeed import observe
 from starfeed.fetch import robots
 from starfeed.fetch.entries import store_entries
+from starfeed.fetch.guard import origin_of
 from starfeed.fetch.headers import freshness
 from starfeed.fetch.http import Asking, FetchResult, asking, fetch
 from starfeed.fetch.options import OptionError, Secrets
@@ -349,6 +350,9 @@ def _follow_permanent_redirect(source: Source, result: FetchResult, now: float,
     target = result.permanent_redirect if result.error is None else None
     if target is not None and len(target.encode()) > settings.max_link_bytes:
         target = None  # the source's URL is an index key: it stays where it was, and still works
+    if target is not None and source.request is not None and source.request.has_secrets \
+            and origin_of(target) != origin_of(source.url):
+        target = None  # its secrets belong to its origin: the move is followed at each fetch, without them
     if target is None:
         source.redirect_url, source.redirect_count = None, 0
         return
