@@ -33,20 +33,23 @@ def grants_for(service: str, operation: str, params: dict, logical: dict[str, st
     if service == "sqs":
         return {(f"sqs:{_SQS.get(operation, operation)}", logical[params["QueueUrl"]], "")}
     if service == "ssm":
-        return {(f"ssm:{operation}", _secret(params["Name"]), "")}
+        return {(f"ssm:{operation}", *_secret(params["Name"]))}
     if service == "events":
         return {(f"events:{operation}", logical[e["EventBusName"]], "") for e in params["Entries"]}
     if service == "bedrock-runtime":  # Converse is authorized as InvokeModel on the model
         return {("bedrock:InvokeModel", "BedrockModelId", "")}
     if service == "secretsmanager":
-        return {(f"secretsmanager:{operation}", _secret(params["SecretId"]), "")}
+        return {(f"secretsmanager:{operation}", *_secret(params["SecretId"]))}
     return {(f"{service}:{operation}", "*", "")}
 
 
-def _secret(name: str) -> str:
-    """The template parameter naming a token store entry: a source's request options live under
-    SourceSecretsPath (its default, starfeed/source-options), the GitHub token elsewhere."""
-    return "SourceSecretsPath" if name.lstrip("/").startswith("starfeed/source-options/") else "GitHubTokenName"
+def _secret(name: str) -> tuple[str, str]:
+    """The template parameter naming a token store entry, and the suffix a grant names: a source's
+    request options live under SourceSecretsPath (its default, starfeed/source-options), the
+    proxy's login there as /proxy, the GitHub token elsewhere."""
+    if name.lstrip("/") == "starfeed/source-options/proxy":
+        return "SourceSecretsPath", "/proxy"
+    return ("SourceSecretsPath" if name.lstrip("/").startswith("starfeed/source-options/") else "GitHubTokenName"), ""
 
 
 @contextmanager

@@ -27,6 +27,7 @@ from aws_calls import recording
 from conftest import ROOT, api_call, http_get
 from converse import ConverseServer, text_answer
 from origin import Origin, Reply, rss
+from proxies import HttpProxy
 from waiting import eventually
 from websub_hub import Hub
 
@@ -62,7 +63,7 @@ def _logical(resource) -> tuple[str, str]:
     if "${GitHubTokenName}" in text:
         return "GitHubTokenName", ""
     if "${SourceSecretsPath}" in text:
-        return "SourceSecretsPath", ""
+        return "SourceSecretsPath", "/proxy" if "${SourceSecretsPath}/proxy" in text else ""
     if "${BedrockModelId}" in text:
         return "BedrockModelId", ""
     name, _, rest = text.partition(".Arn}")
@@ -207,6 +208,18 @@ def scenario(stack, storage, origin, other_origin, monkeypatch, api_url):
         rule_id = json.loads(rule["body"])["rule"]["rule_id"]
         assert api_call(stack, "DELETE", f"/api/v1/rules/{rule_id}")["statusCode"] == 200
         assert api_call(stack, "DELETE", f"/api/v1/feeds/{feed_id}")["statusCode"] == 200
+        # Through STARFEED_PROXY: the REST API's check reads the proxy's login from the token store.
+        proxy = HttpProxy(("iam", "proxy-login"))
+        storage.secrets.put_proxy_login({"proxy": proxy.url(), "user": "iam", "password": "proxy-login"})
+        rest = stack.functions["RestFunction"].module.storage
+        usual_settings, rest.settings = rest.settings, replace(rest.settings, proxy=proxy.url())
+        try:
+            proxied = api_call(stack, "POST", "/api/v1/feeds", {
+                "url": origin.serve("/iam-proxied.xml", Reply(200, rss(("iam-p1", "Proxied"))))})
+            assert proxied["statusCode"] == 201 and proxy.relayed and not proxy.refused, proxied["body"]
+        finally:
+            rest.settings = usual_settings
+            proxy.close()
         # A page to crawl, subscribed through the REST API: its host's robots.txt read where the fetchers
         # cache it, and its Crawl-delay turn taken, then refused to the next page while it holds.
         paced.serve("/robots.txt", Reply(200, b"User-agent: *\nCrawl-delay: 60\n"))
@@ -281,11 +294,12 @@ def test_every_function_is_granted_exactly_what_its_code_calls(scenario):
     assert sorted(allowed - used) == [], "grants no code path used"
 
 
-def test_the_github_token_is_readable_by_the_fetcher_alone_and_the_sources_secrets_by_the_fetchers():
+def test_who_reads_the_github_token_the_sources_secrets_and_the_proxys_login():
     for store, action in (("ssm", "ssm:GetParameter"), ("secretsmanager", "secretsmanager:GetSecretValue")):
-        for secret, allowed in (("GitHubTokenName", {"FetcherFunction"}),
-                                ("SourceSecretsPath", {"FetcherFunction", "HistoryFunction"})):
-            readers = {f for f in FUNCTIONS for grant in granted(f, store) if grant[1:3] == (action, secret)}
+        for secret, allowed in ((("GitHubTokenName", ""), {"FetcherFunction"}),
+                                (("SourceSecretsPath", ""), {"FetcherFunction", "HistoryFunction"}),
+                                (("SourceSecretsPath", "/proxy"), {"RestFunction"})):  # the proxy's login alone
+            readers = {f for f in FUNCTIONS for grant in granted(f, store) if grant[1:] == (action, *secret)}
             assert readers == allowed, (store, secret)
 
 

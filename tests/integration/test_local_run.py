@@ -1,6 +1,7 @@
 """`make run`'s program as a user meets it, each start a real process: the demo feeds within
 30 s, a clean Ctrl+C, and its state kept across restarts."""
 
+import base64
 import gzip
 import json
 import os
@@ -15,9 +16,11 @@ import feedparser
 import requests
 
 from starfeed.local.snapshot import SNAPSHOT_FILE
+from starfeed.local.token_store import TOKEN_STORE_FILE
 
 from conftest import ROOT
 from origin import Origin, Reply, rss
+from proxies import EGRESS, HttpProxy
 from waiting import eventually
 
 
@@ -184,6 +187,43 @@ def test_the_state_folder_holds_nothing_secret(tmp_path):
     assert b"ghp_" not in snapshot and b"STARFEED_GITHUB_TOKEN" not in snapshot
     for path in tmp_path.iterdir():
         assert path.stat().st_mode & 0o077 == 0, path  # 0600: readable by its owner only
+
+
+def test_secrets_survive_a_restart_in_a_file_of_their_own_and_the_proxys_login_leaves_its_setting(tmp_path):
+    """A feed readable with a Basic login only, through STARFEED_PROXY with a login of its own: both
+    logins kept in the local token store, saved apart from the state file, and used again after a
+    restart whose STARFEED_PROXY holds no login."""
+    password, proxy_password = f"pw-{os.urandom(8).hex()}", f"proxy-{os.urandom(8).hex()}"
+    origin, proxy = Origin(), HttpProxy(("ada", proxy_password))
+    basic = "Basic " + base64.b64encode(f"ada:{password}".encode()).decode()
+    url = origin.serve("/private.xml", Reply(200, rss(("p1", "Private"), newest=time.time() + 120)),
+                       requires={"authorization": basic}, client=EGRESS)
+    first = LocalRun(tmp_path, STARFEED_PROXY=proxy.url(("ada", proxy_password)))
+    try:
+        added = first.cli("source", "add", url.replace("://", f"://ada:{password}@", 1))
+        first.wait_until(lambda: first.state_of(url) == "ok")
+        source_id = added.split()[1]
+        stack_file = (tmp_path / "stack.json").read_text()  # how the CLI finds the stack: deleted at its stop
+    finally:
+        output = first.stop() + added
+        proxy_refusals = proxy.refused
+    assert proxy_refusals == 0 and first.process.returncode == 0, output
+    snapshot = gzip.decompress((tmp_path / SNAPSHOT_FILE).read_bytes()).decode()
+    for secret in (password, proxy_password, basic.split()[1]):
+        assert secret not in output + snapshot + stack_file
+    assert (tmp_path / TOKEN_STORE_FILE).stat().st_mode & 0o077 == 0
+    hits = len(origin.hits("/private.xml"))
+
+    second = LocalRun(tmp_path, STARFEED_PROXY=proxy.url())
+    try:
+        second.cli("source", "sync", source_id)
+        # Its document unchanged: "no change", which a request without either login could not get.
+        second.wait_until(lambda: len(origin.hits("/private.xml")) > hits and second.state_of(url) == "not-modified")
+    finally:
+        output = second.stop()
+        origin.close()
+        proxy.close()
+    assert "restored 2 entries of the local token store" in output and proxy.refused == 0, output
 
 
 def test_ctrl_c_while_starting_still_stops_cleanly(tmp_path):

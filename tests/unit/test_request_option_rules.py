@@ -15,12 +15,16 @@ from starfeed.fetch.options import (
     apply,
     described,
     is_secret_header,
+    login_off,
     parse_cookie,
     parse_header,
     parse_proxy,
+    proxy_login_of,
+    proxy_login_stored,
     sent_to,
     shown,
     via,
+    with_login,
 )
 from starfeed.model import FailureClass, RequestOptions
 from starfeed.settings import Settings
@@ -146,6 +150,30 @@ def test_apply_changes_only_what_was_given():
     assert not cleared.configured and not cleared.has_secrets and gone == Secrets()
 
 
+@pytest.mark.parametrize(("url", "without", "login"), [
+    ("https://ada:s3cr%40t@example.org/feed.xml", "https://example.org/feed.xml", ("ada", "s3cr@t")),
+    ("http://ada@example.org:8080/f?a=b@c", "http://example.org:8080/f?a=b@c", ("ada", "")),
+    ("https://a@b:pw@example.org", "https://example.org", ("a@b", "pw")),  # its last @ ends it, as in a browser
+    ("https://ada:pw@example.org\\@evil.example/", "https://example.org\\@evil.example/", ("ada", "pw")),
+    ("https://example.org/a@b", "https://example.org/a@b", None),  # an @ in the path is no login
+    ("https://:@example.org/", "https://example.org/", None),
+    ("example.org/feed", "example.org/feed", None),
+])
+def test_a_urls_login_is_taken_off_it(url, without, login):
+    assert login_off(url) == (without, login)
+
+
+def test_a_urls_login_becomes_its_authorization_header_a_secret():
+    url, asked = with_login("https://ada:pw-S1@example.org/feed.xml", Asked(headers=["Accept-Language: fr"]))
+    options, secrets = apply(asked, None, None)
+    assert url == "https://example.org/feed.xml"
+    assert options.secret_headers == ["Authorization"] and options.headers == [["Accept-Language", "fr"]]
+    assert secrets.headers == {"Authorization": "Basic YWRhOnB3LVMx"}  # ada:pw-S1
+    assert "pw-S1" not in json.dumps([vars(options), shown(options), described(options), secrets.stored()])
+    with pytest.raises(OptionError, match="one or the other"):
+        apply(with_login("https://ada:pw@example.org/", Asked(headers=["authorization: Bearer t"]))[1], None, None)
+
+
 def test_a_proxy_both_set_and_cleared_is_refused():
     with pytest.raises(OptionError, match="one or the other"):
         apply(Asked(proxy="http://p.example:1", no_proxy=True), None, None)
@@ -182,6 +210,35 @@ def test_a_proxy_whose_credentials_are_missing_cannot_be_used():
         asking(options, Secrets(), SETTINGS)
     with pytest.raises(OptionError, match="STARFEED_PROXY"):
         asking(None, None, Settings(proxy="gopher://x"))
+
+
+def test_starfeed_proxys_login_is_read_for_that_proxy_alone():
+    settings = Settings(proxy="http://p.example:3128")
+    stored = proxy_login_stored(parse_proxy("http://ada:pw-S1@p.example:3128"))
+    assert stored == {"proxy": "http://p.example:3128", "user": "ada", "password": "pw-S1"}
+    assert proxy_login_stored(parse_proxy("http://p.example:3128")) is None
+    assert asking(None, None, settings, lambda: stored).proxy == "http://ada:pw-S1@p.example:3128"
+    assert asking(None, None, settings, lambda: None).proxy == "http://p.example:3128"
+    # A source's own proxy, or a login in STARFEED_PROXY itself: the token store is not read.
+    assert asking(RequestOptions(proxy="socks5://own.example:1080"), None, settings, _never).proxy == \
+        "socks5://own.example:1080"
+    assert asking(None, None, Settings(proxy="http://u:p@p.example:3128"), _never).proxy == \
+        "http://u:p@p.example:3128"
+    with pytest.raises(OptionError, match="for the proxy http://p.example:3128, not STARFEED_PROXY's "
+                                          "http://other.example:3128"):
+        asking(None, None, Settings(proxy="http://other.example:3128"), lambda: stored)
+    with pytest.raises(OptionError, match="not as starfeed wrote it"):
+        proxy_login_of({"proxy": "http://p.example:3128", "user": 1}, parse_proxy("http://p.example:3128"))
+
+    def unreadable():
+        raise LookupError("starfeed/source-options/proxy cannot be read from the token store (AccessDenied)")
+
+    with pytest.raises(OptionError, match="STARFEED_PROXY's login: .*AccessDenied"):
+        asking(None, None, settings, unreadable)
+
+
+def _never():
+    raise AssertionError("the token store was read")
 
 
 # Against loopback servers: where each value goes.

@@ -98,7 +98,8 @@ class Settings:
     # "1": fetch any address; "0": public addresses only; or networks to allow, "127.0.0.0/8".
     allow_private_networks: str = "0"
     # The egress proxy of every source without one of its own (docs/design.md#request-options):
-    # http://, https://, socks5:// or socks5h:// HOST:PORT; empty: none.
+    # http://, https://, socks5:// or socks5h:// HOST:PORT; empty: none. Its login is kept in the token
+    # store (`starfeed proxy set`; `make run` moves a USER:PASSWORD@ given here there at its start).
     proxy: str = ""
     # Where the token store keeps sources' secret request options: one SSM parameter (or Secrets
     # Manager secret) per source under this path.

@@ -12,8 +12,17 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 
+from starfeed.fetch import guard
 from starfeed.fetch.http import Asking, asking, fetch
-from starfeed.fetch.options import Asked, OptionError, Secrets, apply
+from starfeed.fetch.options import (
+    Asked,
+    OptionError,
+    Secrets,
+    apply,
+    parse_proxy,
+    proxy_login_stored,
+    with_login,
+)
 from starfeed.fetch.stage import describe
 from starfeed.inspect import Inspection, inspect_fetched
 from starfeed.kinds.github import timeline_stopped
@@ -67,6 +76,10 @@ def check(url: str, storage: Storage, pick: int | None, *, website: bool = False
         index = (pick or 1) - 1
         if not 0 <= index < len(feeds):
             raise Refused(f"--pick {pick}: the page announces {len(feeds)} feed(s)")
+        if ask is not None and ask.secret_headers and not _same_origin(feeds[index].url, url):
+            raise Refused(f"the page announces its feed on another site ({feeds[index].url}), which the "
+                          "credentials given for the page are not sent to: subscribe to that URL itself, "
+                          "with the options it needs")
         url = feeds[index].url
         result = fetch(url, settings, ask=ask)
     inspection = inspect_fetched(url, result, settings, website=website, backfill=backfill, selectors=selectors)
@@ -75,6 +88,13 @@ def check(url: str, storage: Storage, pick: int | None, *, website: bool = False
         raise Refused(f"{url}: {unsubscribed(inspection.error)}; not subscribed (fix the URL, or add --no-check "
                       f"to subscribe anyway: the fetcher then retries it on its schedule){next_step}")
     return Checked(url, inspection, feeds, picked_first)
+
+
+def _same_origin(url: str, other: str) -> bool:
+    try:
+        return guard.origin_of(url) == guard.origin_of(other)
+    except guard.Refused:
+        return False
 
 
 @dataclass
@@ -99,10 +119,12 @@ def subscribe_url(storage: Storage, url: str, now: float, *, collections: list[s
     page gives the feed it announces, the Nth with pick; pick 0 only lists them) and subscribed,
     due now. selectors: a page read by them (docs/design.md#selectors). asked: its request options
     (docs/design.md#request-options), refused when one cannot be used; their secret values go to the
-    token store. Raises Refused with the reason."""
+    token store, and so does the URL's user:password@, taken off it (its Authorization header).
+    Raises Refused with the reason."""
     if website and selectors is not None:
         raise Refused("--website follows a page's main article, --items reads its list: give one or the other")
-    request, secrets = _options(asked or Asked(), None, None)
+    url, asked = with_login(url, asked or Asked())
+    request, secrets = _options(asked, None, None)
     kind = (SELECTORS if selectors is not None else WEBSITE if website else FEED).name
     try:
         url = new_source(url, 0, collections, kind=kind, backfill=backfill, no_root_domain=True,
@@ -120,7 +142,7 @@ def subscribe_url(storage: Storage, url: str, now: float, *, collections: list[s
     checked = None
     if not no_check:
         checked = check(url, storage, pick, website=website, backfill=backfill, selectors=selectors,
-                        ask=_asking(request, secrets, storage.settings))
+                        ask=_asking(request, secrets, storage))
         if checked.inspection is None:
             return Subscription("listed", None, checked)
         url = checked.url
@@ -179,9 +201,9 @@ def _options(asked: Asked, options: RequestOptions | None, secrets: Secrets | No
         raise Refused(str(exc)) from None
 
 
-def _asking(options: RequestOptions, secrets: Secrets, settings: Settings) -> Asking:
+def _asking(options: RequestOptions, secrets: Secrets, storage: Storage) -> Asking:
     try:
-        return asking(options, secrets, settings)
+        return asking(options, secrets, storage.settings, storage.secrets.proxy_login)
     except OptionError as exc:
         raise Refused(str(exc)) from None
 
@@ -215,6 +237,32 @@ def global_proxy_of(source: Source, settings: Settings) -> str:
     return settings.proxy if kind_of(source).takes_request_options else ""
 
 
+def set_proxy_login(storage: Storage, url: str) -> str:
+    """`starfeed proxy set URL`: the login of STARFEED_PROXY (template Proxy), given in its URL as
+    user:password@, kept in the token store, where every fetch through it reads it (within
+    CACHE_SECONDS of store/secrets.py). Returns where; Refused when the URL cannot be used, has no
+    login, or names another proxy than STARFEED_PROXY."""
+    try:
+        proxy = parse_proxy(url, "starfeed proxy set")
+    except OptionError as exc:
+        raise Refused(str(exc)) from None
+    if not storage.settings.proxy:
+        raise Refused("this stack has no STARFEED_PROXY: deploy it with the parameter Proxy="
+                      f"{proxy.shown} (locally: STARFEED_PROXY={proxy.shown} make run) first")
+    try:
+        current = parse_proxy(storage.settings.proxy, "STARFEED_PROXY")
+    except OptionError as exc:
+        raise Refused(str(exc)) from None
+    if current.shown != proxy.shown:
+        raise Refused(f"this stack's STARFEED_PROXY is {current.shown}, not {proxy.shown}: its login only is kept "
+                      "here (the proxy itself is the template's parameter Proxy)")
+    stored = proxy_login_stored(proxy)
+    if stored is None:
+        raise Refused(f"give its login: {proxy.scheme}://USER:PASSWORD@{proxy.shown.split('://', 1)[1]} "
+                      "(`starfeed proxy clear` removes a login)")
+    return storage.secrets.put_proxy_login(stored)
+
+
 def set_request(storage: Storage, source_id: str, asked: Asked, now: float, *,
                 no_check: bool = False) -> tuple[Source, Checked | None]:
     """Change a source's request options (docs/design.md#request-options): those given replace its
@@ -243,7 +291,7 @@ def set_request(storage: Storage, source_id: str, asked: Asked, now: float, *,
         kind = kind_of(source)
         if kind.crawled:
             _robots_allow(source.url, storage, crawl=True)
-        result = fetch(source.url, storage.settings, ask=_asking(request, secrets, storage.settings))
+        result = fetch(source.url, storage.settings, ask=_asking(request, secrets, storage))
         inspection = inspect_fetched(source.url, result, storage.settings, website=source.selectors is None
                                      and kind.crawled, selectors=source.selectors)
         if inspection.error:
@@ -572,22 +620,26 @@ def import_known(storage: Storage, feed: OpmlFeed, existing: dict[str, Source], 
                     targets=kind_of(source).targets(source) if joined else [])
 
 
-def checked(feeds: list[OpmlFeed], settings: Settings, no_check: bool,
-            backfill: int) -> Iterator[tuple[OpmlFeed, Inspection | None, str | None]]:
+def checked(feeds: list[OpmlFeed], storage: Storage, no_check: bool, backfill: int,
+            logins: dict[str, Asked] | None = None) -> Iterator[tuple[OpmlFeed, Inspection | None, str | None]]:
     """(feed, inspection, error) for each feed, as its check completes: CHECKS_IN_FLIGHT at once,
-    CHECKS_PER_HOST per host. With no_check, at once and without a fetch."""
+    CHECKS_PER_HOST per host; a feed in logins is asked with its login. With no_check, at once and
+    without a fetch."""
     if no_check:
         for feed in feeds:
             yield feed, None, None
         return
     hosts: dict[str, threading.Semaphore] = {}
     lock = threading.Lock()
+    settings = storage.settings
 
     def one(feed):
         with lock:
             per_host = hosts.setdefault(host_key_of(feed.url), threading.Semaphore(CHECKS_PER_HOST))
+        # STARFEED_PROXY, if set
+        ask = asking(*apply((logins or {}).get(feed.url, Asked()), None, None), settings, storage.secrets.proxy_login)
         with per_host:
-            result = fetch(feed.url, settings, ask=asking(None, None, settings))  # STARFEED_PROXY, if set
+            result = fetch(feed.url, settings, ask=ask)
         if not result.error and looks_like_html(result.body, result.headers.get("Content-Type")):
             return None, ("an HTML page, not a feed: `starfeed source add URL` subscribes to the feed "
                           "it announces")
@@ -608,13 +660,13 @@ def checked(feeds: list[OpmlFeed], settings: Settings, no_check: bool,
 
 
 def import_new(storage: Storage, feed: OpmlFeed, inspection: Inspection | None, now: float,
-               backfill: int) -> Imported:
+               backfill: int, login: Asked | None = None) -> Imported:
     from starfeed.inspect import found, kept_words
 
     try:
-        source, created = add_source(storage, feed.url, now, feed.collections,
-                                     jitter=storage.settings.startup_jitter, backfill=backfill)
-    except BadSource as exc:
+        source, created = add_listed(storage, feed, now, backfill=backfill, jitter=storage.settings.startup_jitter,
+                                     login=login)
+    except (BadSource, Refused) as exc:
         return Imported("failed", str(exc))
     where = f" in {', '.join(source.collections)}" if source.collections else ""
     if not created:
@@ -624,3 +676,33 @@ def import_new(storage: Storage, feed: OpmlFeed, inspection: Inspection | None, 
     ingested = inspection.ingested
     return Imported("added", f"{source.source_id} {source.url}{where}: {found(inspection)}, {kept_words(inspection)}",
                     bool(ingested.parsed_count) and not ingested.entries, dropped=dict(ingested.dropped))
+
+
+def logins_off(feeds: list[OpmlFeed]) -> dict[str, Asked]:
+    """Each feed's user:password@ taken off its URL (an OPML file, STARFEED_SOURCES), so that no
+    list or message shows it: {its URL without them: the Asked that sends them as its Basic
+    credentials}."""
+    logins = {}
+    for feed in feeds:
+        feed.url, asked = with_login(feed.url, Asked())
+        if asked.login is not None:
+            logins.setdefault(feed.url, asked)
+    return logins
+
+
+def add_listed(storage: Storage, feed: OpmlFeed, now: float, *, backfill: int = 0, jitter: float = 0.0,
+               login: Asked | None = None) -> tuple[Source, bool]:
+    """add_source for a feed of a list (an OPML file, STARFEED_SOURCES), its login (logins_off) kept
+    in the token store as a subscription's secrets are. BadSource or Refused."""
+    request, secrets = _options(login or Asked(), None, None)
+    stored = _store_secrets(storage, feed.url, request, secrets)
+    try:
+        source, created = add_source(storage, feed.url, now, feed.collections, jitter=jitter, backfill=backfill,
+                                     request=request if request.configured else None)
+    except BadSource:
+        if stored:
+            storage.secrets.delete_source_secret(stored)
+        raise
+    if not created and stored:
+        storage.secrets.delete_source_secret(stored)
+    return source, created

@@ -1,6 +1,6 @@
 """The starfeed command line: manage sources of the local stack or of a deployed one.
 
-One module per command group (sources, rules, root_domain, opml, github, inspect, tap, api, local); each parses
+One module per command group (sources, rules, root_domain, opml, proxy, github, inspect, tap, api, local); each parses
 and prints, and calls the package (starfeed.subscribe, starfeed.following, starfeed.deployment,
 starfeed.rest_client) to act."""
 
@@ -48,6 +48,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--stack", metavar="NAME",
                         help="a deployed CloudFormation stack (default: the local stack of `make run`)")
     commands = parser.add_subparsers(dest="command", required=True)
-    for group in (sources, rules, root_domain, inspect, opml, github, tap, api, local, status):
+    for group in (sources, rules, root_domain, inspect, opml, proxy, github, tap, api, local, status):
         group.add_commands(commands)
     return parser

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import sys
 
-from starfeed.cli.common import CliError, add_request_options, add_selector_options, asked_of, clip, count, selectors_of
+from starfeed.cli.common import (
+    CliError,
+    add_request_options,
+    add_selector_options,
+    asked_of,
+    clip,
+    connect,
+    count,
+    selectors_of,
+)
 from starfeed.deployment import fetch_settings
 
 
@@ -27,18 +36,30 @@ def add_commands(commands) -> None:
     inspect.set_defaults(action=_inspect)
 
 
+def _proxy_login(stack_name: str | None) -> object:
+    """STARFEED_PROXY's login from the stack's token store; None without a stack to read it from."""
+    try:
+        storage = connect(stack_name)
+    except CliError:
+        return None
+    return storage.secrets.proxy_login()
+
+
 def _inspect(args) -> int:
     from starfeed.fetch.http import asking
-    from starfeed.fetch.options import OptionError, apply, described
+    from starfeed.fetch.options import OptionError, apply, described, with_login
     from starfeed.inspect import entry_lines, failure_lines, inspect, summary_lines
 
     selectors = selectors_of(args)
     if selectors is not None and args.website:
         raise CliError("--website reads a page's main article, --items its list: give one or the other")
     settings = fetch_settings(args.stack)
+    asked = asked_of(args)
+    if "://" in args.target:  # its user:password@ is sent as a subscription's would be, and never printed
+        args.target, asked = with_login(args.target, asked)
     try:
-        options, secrets = apply(asked_of(args), None, None)
-        ask = asking(options, secrets, settings)
+        options, secrets = apply(asked, None, None)
+        ask = asking(options, secrets, settings, lambda: _proxy_login(args.stack))
     except OptionError as exc:
         raise CliError(str(exc)) from None
     # Selectors are tried on every item they find, whatever its date.

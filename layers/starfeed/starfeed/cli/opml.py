@@ -45,6 +45,7 @@ def _import(args) -> None:
         return
     for folder, name in document.folders.items():
         print(f'folder "{folder}" becomes the collection {name}')
+    logins = subscribe.logins_off(feeds)  # user:password@ in a URL: kept in the token store, never shown
     existing = subscribed(storage, [f.url for f in feeds])
     report = _Report(total)
     now = time.time()
@@ -55,11 +56,11 @@ def _import(args) -> None:
             report.line(outcome)
         else:
             to_check.append(feed)
-    for feed, inspection, error in subscribe.checked(to_check, storage.settings, args.no_check, args.backfill):
+    for feed, inspection, error in subscribe.checked(to_check, storage, args.no_check, args.backfill, logins):
         if error:
             report.line(Imported("failed", f"{feed.url}: {subscribe.unsubscribed(error)}"))
             continue
-        report.line(subscribe.import_new(storage, feed, inspection, now, args.backfill))
+        report.line(subscribe.import_new(storage, feed, inspection, now, args.backfill, logins.get(feed.url)))
     if report.counts["added"] or report.changed:
         subscribe.request_renders(storage, sorted(report.changed))
     report.finish(args, storage.settings)

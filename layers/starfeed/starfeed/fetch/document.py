@@ -17,6 +17,7 @@ from requests.utils import parse_header_links
 from starfeed import observe
 from starfeed.fetch import robots
 from starfeed.fetch.entries import entry_targets, store_entries
+from starfeed.fetch.guard import origin_of
 from starfeed.fetch.headers import freshness
 from starfeed.fetch.http import Asking, FetchResult, asking, fetch
 from starfeed.fetch.options import OptionError, Secrets
@@ -240,7 +241,7 @@ def source_asking(storage: Storage, source: Source) -> Asking | FetchResult:
                 secrets = Secrets.of(storage.secrets.source_secret(options.secret or ""))
             except Unreadable as exc:
                 raise OptionError(f"its secret values: {exc}") from None
-        return asking(options, secrets, storage.settings)
+        return asking(options, secrets, storage.settings, storage.secrets.proxy_login)
     except OptionError as exc:
         why = (f"{FailureClass.OPTIONS.words}: {exc}; not fetched (`starfeed source set "
                f"{source.source_id} ...` gives them again)")
@@ -349,6 +350,9 @@ def _follow_permanent_redirect(source: Source, result: FetchResult, now: float,
     target = result.permanent_redirect if result.error is None else None
     if target is not None and len(target.encode()) > settings.max_link_bytes:
         target = None  # the source's URL is an index key: it stays where it was, and still works
+    if target is not None and source.request is not None and source.request.has_secrets \
+            and origin_of(target) != origin_of(source.url):
+        target = None  # its secrets belong to its origin: the move is followed at each fetch, without them
     if target is None:
         source.redirect_url, source.redirect_count = None, 0
         return

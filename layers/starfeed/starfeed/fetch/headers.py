@@ -152,7 +152,8 @@ _DETAILS = {
     403: "the server refuses starfeed, without a challenge page: a private feed's URL may need its token, "
          "or the site a login",
     404: "nothing at this URL any more; check it or remove the source",
-    407: "the proxy refuses its credentials: give the source's --proxy again with user:password@",
+    407: "the proxy refuses its credentials: give its user:password@ again (`source set ID --proxy URL`; "
+         "STARFEED_PROXY's: `starfeed proxy set URL`)",
     410: "the publisher removed this feed for good",
     503: "{host} is down or overloaded",
 }

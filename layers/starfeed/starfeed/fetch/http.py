@@ -8,11 +8,11 @@ before each request all the same (docs/design.md#request-options)."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -27,7 +27,16 @@ from starfeed import USER_AGENT
 from starfeed.fetch import guard
 from starfeed.fetch.guard import Networks, Refused, Unresolved, allowed_networks, canonical
 from starfeed.fetch.headers import answer_failure, parse_retry_after
-from starfeed.fetch.options import REDACTED, OptionError, Secrets, parse_proxy, request_headers, sent_to
+from starfeed.fetch.options import (
+    REDACTED,
+    OptionError,
+    Secrets,
+    basic_credentials,
+    parse_proxy,
+    proxy_login_of,
+    request_headers,
+    sent_to,
+)
 from starfeed.model import FailureClass, RequestOptions, host_of
 from starfeed.settings import Settings
 
@@ -192,9 +201,12 @@ class Asking:
     proxy: str | None = None
 
 
-def asking(options: RequestOptions | None, secrets: Secrets | None, settings: Settings) -> Asking:
+def asking(options: RequestOptions | None, secrets: Secrets | None, settings: Settings,
+           proxy_login: Callable[[], object] | None = None) -> Asking:
     """A source's options and secret values as one fetch's Asking; its own proxy, else
-    STARFEED_PROXY. OptionError when a value cannot be used."""
+    STARFEED_PROXY, with the login proxy_login reads from the token store (the store's
+    Secrets.proxy_login: None when there is none, LookupError when it cannot be read) unless its
+    URL has one. OptionError when a value cannot be used."""
     public, private = request_headers(options, secrets)
     proxy = None
     if options is not None and options.proxy:
@@ -205,6 +217,13 @@ def asking(options: RequestOptions | None, secrets: Secrets | None, settings: Se
             proxy = replace(proxy, userinfo=secrets.proxy)
     elif settings.proxy:
         proxy = parse_proxy(settings.proxy, "STARFEED_PROXY")
+        if proxy.userinfo is None and proxy_login is not None:
+            try:
+                stored = proxy_login()
+            except LookupError as exc:  # the token store's Unreadable: it names the entry, never its value
+                raise OptionError(f"STARFEED_PROXY's login: {exc}") from None
+            if stored is not None:
+                proxy = replace(proxy, userinfo=proxy_login_of(stored, proxy))
     return Asking(public, private, proxy.url() if proxy else None)
 
 
@@ -327,9 +346,7 @@ def _fetch_once(url: str, settings: Settings, etag: str | None, last_modified: s
 
 
 def _basic(userinfo: tuple[str, str] | None) -> str | None:
-    if userinfo is None:
-        return None
-    return "Basic " + base64.b64encode(":".join(userinfo).encode()).decode("ascii")
+    return basic_credentials(userinfo) if userinfo is not None else None
 
 
 class _BodyTooLarge(Exception):
@@ -357,8 +374,9 @@ def _reason(exc: Exception, settings: Settings, deadline: _Deadline) -> tuple[st
     if isinstance(exc, requests.exceptions.SSLError):  # a certificate a retry does not mend
         return f"{FailureClass.TLS.words}: {_root_cause(exc)}", False, FailureClass.TLS
     if isinstance(exc, requests.exceptions.ConnectionError) and _proxy_refused_credentials(exc):
-        return (f"{FailureClass.CREDENTIALS.words}: the proxy refuses its credentials ({_root_cause(exc)}): give the "
-                "source's --proxy again with user:password@"), False, FailureClass.CREDENTIALS
+        return (f"{FailureClass.CREDENTIALS.words}: the proxy refuses its credentials ({_root_cause(exc)}): give its "
+                "user:password@ again (`source set ID --proxy URL`; STARFEED_PROXY's: `starfeed proxy set URL`)",
+                False, FailureClass.CREDENTIALS)
     if isinstance(exc, requests.exceptions.ConnectionError):
         return f"{FailureClass.NETWORK.words}: {_root_cause(exc)}", True, FailureClass.NETWORK
     if isinstance(exc, requests.exceptions.RequestException):

@@ -3,13 +3,14 @@ cookies and proxy, read from what a person typed, checked, and split into what m
 what only the token store keeps. Pure.
 
 A value that is a credential (an Authorization header, a cookie, a header whose name says token,
-key, auth or session, a proxy's user and password) is a secret: the source keeps its name, the
-token store its value, and it goes only to the source's own origin."""
+key, auth or session, a proxy's user and password, a URL's user:password@) is a secret: the source
+keeps its name, the token store its value, and it goes only to the source's own origin."""
 
 from __future__ import annotations
 
+import base64
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import quote, unquote, urlsplit
 
 from starfeed.model import RequestOptions
@@ -126,6 +127,26 @@ def parse_proxy(text: str, option: str = "--proxy") -> Proxy:
     return Proxy(scheme, parts.hostname.lower(), port or PROXY_SCHEMES[scheme], userinfo)
 
 
+def proxy_login_stored(proxy: Proxy) -> dict[str, str] | None:
+    """STARFEED_PROXY's login as the token store keeps it, with the proxy it is for (None: it needs
+    none): a proxy changed later never gets the other one's login."""
+    if proxy.userinfo is None:
+        return None
+    return {"proxy": proxy.shown, "user": proxy.userinfo[0], "password": proxy.userinfo[1]}
+
+
+def proxy_login_of(stored: object, proxy: Proxy) -> tuple[str, str]:
+    """The (user, password) the token store keeps for this proxy; OptionError when it is not as
+    starfeed wrote it, or is the login of another proxy."""
+    how = "`starfeed proxy set URL` stores it again"
+    if not (_text_map(stored) and isinstance(stored, dict) and {"proxy", "user", "password"} <= stored.keys()):
+        raise OptionError(f"STARFEED_PROXY's login in the token store is not as starfeed wrote it: {how}")
+    if stored["proxy"] != proxy.shown:
+        raise OptionError(f"the login in the token store is for the proxy {stored['proxy']}, not STARFEED_PROXY's "
+                          f"{proxy.shown}: {how}")
+    return stored["user"], stored["password"]
+
+
 @dataclass
 class Secrets:
     """A source's secret values, as the token store keeps them: {header name: value}, {cookie
@@ -169,17 +190,48 @@ class Asked:
     cookies: list[str] | None = None
     proxy: str | None = None
     no_proxy: bool = False
+    login: tuple[str, str] | None = None  # (user, password) taken off the URL: its Basic credentials
 
     @property
     def given(self) -> bool:
-        return any(v is not None for v in (self.headers, self.user_agent, self.cookies, self.proxy)) or self.no_proxy
+        return any(v is not None for v in (self.headers, self.user_agent, self.cookies, self.proxy, self.login)) \
+            or self.no_proxy
+
+
+def login_off(url: str) -> tuple[str, tuple[str, str] | None]:
+    """A URL's user:password@ taken off: the URL without it (the rest as typed), and (user,
+    password) percent-decoded, or None when it has none. The authority ends where a browser ends it
+    (at /, ?, # or a backslash), and its last @ ends the userinfo, as in a browser."""
+    scheme, separator, rest = url.strip().partition("://")
+    if not separator:
+        return url, None
+    end = min((i for i in (rest.find(c) for c in "/?#\\") if i >= 0), default=len(rest))
+    userinfo, at, host = rest[:end].rpartition("@")
+    if not at:
+        return url, None
+    user, _, password = userinfo.partition(":")
+    login = (unquote(user), unquote(password))
+    return f"{scheme}://{host}{rest[end:]}", login if any(login) else None
+
+
+def with_login(url: str, asked: Asked) -> tuple[str, Asked]:
+    """The URL without its user:password@, and asked sending them as Basic credentials: a URL's
+    login is kept and sent as the source's other secrets are."""
+    url, login = login_off(url)
+    return url, (replace(asked, login=login) if login else asked)
+
+
+def basic_credentials(login: tuple[str, str]) -> str:
+    """An Authorization header's value for a user and password (RFC 7617, UTF-8)."""
+    return "Basic " + base64.b64encode(":".join(login).encode()).decode("ascii")
 
 
 def apply(asked: Asked, options: RequestOptions | None, secrets: Secrets | None) -> tuple[RequestOptions, Secrets]:
     """The options and secrets a source has once asked is applied to what it had: headers given
     replace its headers (an empty --header '' clears them), cookies likewise, a user agent
-    replaces it (empty: starfeed's own), --proxy sets the proxy and --no-proxy clears it.
-    OptionError names the first value that cannot be used."""
+    replaces it (empty: starfeed's own), --proxy sets the proxy and --no-proxy clears it; a login
+    taken off the URL is its Authorization header. OptionError names the first value that cannot
+    be used."""
     if asked.proxy is not None and asked.no_proxy:
         raise OptionError("--proxy sets a proxy and --no-proxy clears it: give one or the other")
     options = options or RequestOptions()
@@ -193,6 +245,14 @@ def apply(asked: Asked, options: RequestOptions | None, secrets: Secrets | None)
         result.headers = [[n, v] for n, v in given if not is_secret_header(n)]
         result.secret_headers = [n for n, _ in given if is_secret_header(n)]
         kept.headers = {n: v for n, v in given if is_secret_header(n)}
+    if asked.login is not None:
+        if any(h.partition(":")[0].strip().lower() == "authorization" for h in asked.headers or ()):
+            raise OptionError("the URL's user:password@ and --header Authorization are both credentials: "
+                              "give one or the other")
+        result.secret_headers = [n for n in result.secret_headers if n.lower() != "authorization"] + ["Authorization"]
+        kept.headers = {**{n: v for n, v in kept.headers.items() if n.lower() != "authorization"},
+                        "Authorization": basic_credentials(asked.login)}
+        _check_value("the URL's user:password@", kept.headers["Authorization"])
     if asked.cookies is not None:
         cookies = dict(parse_cookie(c) for c in asked.cookies if c.strip())
         if len(cookies) > MAX_OPTIONS:

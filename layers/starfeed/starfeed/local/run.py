@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+from starfeed.fetch.options import OptionError, parse_proxy, proxy_login_stored
 from starfeed.kinds.github_following import new_following
 from starfeed.local.demo import DemoOrigin
 from starfeed.local.github_sim import GitHubSim, population
@@ -16,11 +17,13 @@ from starfeed.local.http_bridge import http_routes, serve
 from starfeed.local.runtime import QueueSource, rate_seconds
 from starfeed.local.snapshot import SNAPSHOT_FILE, Snapshotter, restore
 from starfeed.local.stack import LocalStack
+from starfeed.local.token_store import TOKEN_STORE_FILE, TokenStoreFile
 from starfeed.observe import log_format
 from starfeed.settings import Settings
 from starfeed.sources import BadSource, OpmlDocument, OpmlFeed, add_source, read_opml
 from starfeed.store import Storage
 from starfeed.store.secrets import TOKEN_ENV
+from starfeed.subscribe import Refused, add_listed, logins_off
 
 log = logging.getLogger("starfeed.local")
 QUIET = ("botocore", "boto3", "pynamodb", "werkzeug", "urllib3", "moto")
@@ -58,6 +61,9 @@ def run() -> int:
     github_sim = start_github_demo()
     overrides = {"STARFEED_PUBLIC_URL": public_url, "STARFEED_ALLOW_PRIVATE_NETWORKS":
                  os.environ.get("STARFEED_ALLOW_PRIVATE_NETWORKS", "1")}
+    proxy_login = global_proxy_login()
+    if proxy_login:  # the stack, its functions and the CLI see the proxy without its login
+        overrides["STARFEED_PROXY"] = proxy_login["proxy"]
     if log_format() == "json":  # exactly what Lambda would log: JSON lines and the EMF metrics
         overrides["POWERTOOLS_METRICS_DISABLED"] = "false"
     stack = LocalStack(overrides)
@@ -67,9 +73,15 @@ def run() -> int:
     if not snapshot_path.exists():
         log.info("no saved state in %s: starting empty", stack.state)
     restore(stack.stack, snapshot_path)
-    snapshots = Snapshotter(stack.stack, snapshot_path,
-                            float(os.environ.get("STARFEED_SNAPSHOT_INTERVAL", "60")))
     storage = Storage(Settings.from_env())
+    tokens = TokenStoreFile(storage, stack.state / TOKEN_STORE_FILE)
+    if restored := tokens.restore():
+        log.info("restored %d entries of the local token store (sources' secrets, the proxy's login)", restored)
+    snapshots = _Snapshots(stack.stack, snapshot_path, float(os.environ.get("STARFEED_SNAPSHOT_INTERVAL", "60")),
+                           tokens)
+    if proxy_login:
+        storage.secrets.put_proxy_login(proxy_login)
+        log.info("STARFEED_PROXY %s: its login is kept in the local token store", proxy_login["proxy"])
     demo = subscribe_initial_sources(storage, github_sim, initial)
 
     log.info("initial poll cycle…")
@@ -109,6 +121,16 @@ def run() -> int:
     stack.close()
     log.info("stopped")
     return 0
+
+
+def global_proxy_login() -> dict | None:
+    """STARFEED_PROXY's user:password@, as the token store keeps it (`starfeed proxy set`): taken
+    off the setting, so that no process's environment, log or file holds it. None when it has none,
+    or cannot be used (each source then fails with the reason)."""
+    try:
+        return proxy_login_stored(parse_proxy(os.environ.get("STARFEED_PROXY", ""), "STARFEED_PROXY"))
+    except OptionError:
+        return None
 
 
 def start_github_demo() -> GitHubSim | None:
@@ -159,11 +181,12 @@ def subscribe_initial_sources(storage: Storage, github_sim: GitHubSim | None = N
     document, backfill = initial if initial is not None else initial_sources()
     if document is not None:
         added, failed = 0, []
+        logins = logins_off(document.feeds)  # user:password@ in a URL: kept in the token store, never logged
         for feed in document.feeds:
             try:
                 # Due at once, no jitter: the start's poll cycle fetches them before it answers.
-                added += add_source(storage, feed.url, now, feed.collections, backfill=backfill)[1]
-            except BadSource as exc:
+                added += add_listed(storage, feed, now, backfill=backfill, login=logins.get(feed.url))[1]
+            except (BadSource, Refused) as exc:
                 failed.append(str(exc))
         folders = "; ".join(f"folder {f!r} as collection {c}" for f, c in document.folders.items())
         log.info("STARFEED_SOURCES: %d new of %d sources%s%s", added, len(document.feeds),
@@ -200,6 +223,18 @@ def subscribe_initial_sources(storage: Storage, github_sim: GitHubSim | None = N
                  "`starfeed source add URL`); %s is deframed by the %s analyzer", len(demo.feed_urls), demo.url,
                  ", ".join(demo.deframed_urls), storage.settings.analyzer)
     return demo
+
+
+class _Snapshots(Snapshotter):
+    """The state file, and with it the local token store's own file (local/token_store.py)."""
+
+    def __init__(self, stack, path: Path, interval: float, tokens: TokenStoreFile):
+        super().__init__(stack, path, interval)
+        self.tokens = tokens
+
+    def save_if_changed(self) -> bool:
+        saved = super().save_if_changed()
+        return self.tokens.save_if_changed() or saved
 
 
 def _tick(stack: LocalStack, snapshots: Snapshotter) -> None:

@@ -1,8 +1,8 @@
 """The token store: SSM Parameter Store (SecureString) or Secrets Manager, read through powertools
-parameters with caching. It keeps the GitHub token (locally, STARFEED_GITHUB_TOKEN may stand in)
-and each source's secret request options (docs/design.md#request-options), one JSON object per
-source under a name that changes with its values, so a cached copy is never stale. Never logged,
-never stored by starfeed anywhere else."""
+parameters with caching. It keeps the GitHub token (locally, STARFEED_GITHUB_TOKEN may stand in),
+each source's secret request options (docs/design.md#request-options), one JSON object per source
+under a name that changes with its values, so a cached copy is never stale, and STARFEED_PROXY's
+login, beside them under a fixed name. Never logged, never stored by starfeed anywhere else."""
 
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ log = logging.getLogger(__name__)
 
 TOKEN_ENV = "STARFEED_GITHUB_TOKEN"
 CACHE_SECONDS = 300  # a warm function re-reads the token this often (and at once after a 401)
+PROXY_LOGIN = "proxy"  # STARFEED_PROXY's login, under the sources' secrets path (a source's names hold a "-")
+_NOT_FOUND = ("ParameterNotFound", "ResourceNotFoundException")
 
 
-class Unreadable(Exception):
+class Unreadable(LookupError):
     """A secret that is not in the token store, or cannot be read there; the message names it,
     never its value."""
 
@@ -29,6 +31,7 @@ class Secrets:
         self.settings = settings
         self._client_factory = client_factory
         self._absent_until = 0.0  # a missing token is not asked for again on every fetch
+        self._no_proxy_login_until = 0.0  # nor a missing proxy login
 
     @property
     def _ssm(self) -> bool:
@@ -103,6 +106,79 @@ class Secrets:
             self._client_factory("ssm").put_parameter(Name=name, Value=text, Type="SecureString", Overwrite=True)
         else:
             self._client_factory("secretsmanager").create_secret(Name=name, SecretString=text)
+
+    @property
+    def proxy_login_name(self) -> str:
+        name = f"{self.settings.source_secrets_path.strip('/')}/{PROXY_LOGIN}"
+        return "/" + name if self._ssm else name
+
+    def proxy_login(self) -> dict | None:
+        """STARFEED_PROXY's login as `starfeed proxy set` stored it, or None when there is none;
+        either answer is kept CACHE_SECONDS. Unreadable names why it cannot be read."""
+        from aws_lambda_powertools.utilities.parameters import GetParameterError
+
+        if time.monotonic() < self._no_proxy_login_until:
+            return None
+        name = self.proxy_login_name
+        try:
+            value = self.provider.get(name, max_age=CACHE_SECONDS, **({"decrypt": True} if self._ssm else {}))
+        except GetParameterError as exc:
+            if _cause(exc) in _NOT_FOUND:
+                self._no_proxy_login_until = time.monotonic() + CACHE_SECONDS
+                return None
+            raise Unreadable(f"{name} cannot be read from the token store ({_cause(exc)})") from None
+        try:
+            return json.loads(value.decode() if isinstance(value, bytes) else value)
+        except (TypeError, ValueError):
+            raise Unreadable(f"{name} in the token store is not JSON") from None
+
+    def put_proxy_login(self, values: dict) -> str:
+        """Store STARFEED_PROXY's login; returns where."""
+        return self._put(self.proxy_login_name, json.dumps(values))
+
+    def _put(self, name: str, text: str) -> str:
+        """Create or overwrite an entry; returns where."""
+        if self._ssm:
+            self._client_factory("ssm").put_parameter(Name=name, Value=text, Type="SecureString", Overwrite=True)
+            return f"SSM parameter {name} (SecureString)"
+        client = self._client_factory("secretsmanager")
+        try:
+            client.put_secret_value(SecretId=name, SecretString=text)
+        except client.exceptions.ResourceNotFoundException:
+            client.create_secret(Name=name, SecretString=text)
+        return f"Secrets Manager secret {name}"
+
+    def under_path(self) -> dict[str, str]:
+        """Every entry under the sources' secrets path, the proxy's login included: {name: its JSON
+        text}, for `make run` to keep across restarts."""
+        path = self.settings.source_secrets_path.strip("/")
+        if self._ssm:
+            pages = self._client_factory("ssm").get_paginator("get_parameters_by_path").paginate(
+                Path="/" + path, Recursive=True, WithDecryption=True)
+            return {p["Name"]: p["Value"] for page in pages for p in page["Parameters"]}
+        client = self._client_factory("secretsmanager")
+        pages = client.get_paginator("list_secrets").paginate(Filters=[{"Key": "name", "Values": [path + "/"]}])
+        names = [e["Name"] for page in pages for e in page["SecretList"] if e["Name"].startswith(path + "/")]
+        return {name: client.get_secret_value(SecretId=name)["SecretString"] for name in names}
+
+    def put_under_path(self, entries: dict[str, str]) -> None:
+        """Put back what under_path gave."""
+        for name, text in entries.items():
+            self._put(name, text)
+
+    def delete_proxy_login(self) -> bool:
+        """Whether there was one to delete."""
+        try:
+            if self._ssm:
+                self._client_factory("ssm").delete_parameter(Name=self.proxy_login_name)
+            else:
+                self._client_factory("secretsmanager").delete_secret(SecretId=self.proxy_login_name,
+                                                                     ForceDeleteWithoutRecovery=True)
+        except Exception as exc:  # botocore's ClientError, known by its code; re-raised unless not found
+            if _cause(exc) in _NOT_FOUND:
+                return False
+            raise
+        return True
 
     def delete_source_secret(self, name: str) -> None:
         """Best effort: a secret left behind is only a parameter no source names."""
