@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from starfeed.cli import api, github, inspect, local, opml, root_domain, rules, sources, status, tap
+from starfeed.cli import api, github, inspect, local, opml, proxy, root_domain, rules, sources, status, tap
 from starfeed.cli.common import CliError, describe
 
 
