@@ -188,3 +188,18 @@ def test_the_rest_api_shows_verdicts_and_lists_blocked_entries_when_asked(stack,
     parameters = document["paths"]["/api/v1/feeds/{feed_id}/entries"]["get"]["parameters"]
     assert "blocked" in {p["name"] for p in parameters}
     assert {"blocked_by", "tags", "rule_sets"} <= set(document["components"]["schemas"]["Entry"]["properties"])
+
+
+def test_a_set_added_or_removed_by_a_person_is_listed_or_unlisted_at_the_next_render(stack, storage):
+    from starfeed.rules import manage
+
+    added = manage.add(storage, SET_CVE, time.time())
+    stack.drain()  # no entry matched: only the rule's own render request lists the set
+    for path in ("/opml.xml", "/"):
+        assert "/r/cve/" in served(stack, path), path
+    assert storage.blobs.has_feed("r/cve/feed.xml")
+    manage.remove(storage, added.rule.rule_id, time.time())
+    stack.drain()
+    assert not storage.blobs.has_feed("r/cve/feed.xml")
+    for path in ("/opml.xml", "/"):
+        assert "/r/cve/" not in served(stack, path), path

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from starfeed.model import Entry, Rule, RuleAction, RuleField, RuleMatch, RuleSweep, Verdict
+from starfeed.render import SOURCES_SUMMARY, rule_set_targets
 from starfeed.rules.grammar import RuleError, check_book, check_rule
 from starfeed.rules.judge import Reason, RuleBook, Subject
 from starfeed.settings import Settings
@@ -79,6 +80,7 @@ def add(storage: Storage, rule: Rule, now: float) -> Added:
             return Added(same, version, existed=True)
         check_book([*rules, rule], settings)
         if storage.rules.save([*rules, rule], version, _stamp(now)):
+            _relist(storage, rules, [*rules, rule])
             return Added(rule, version + 1, existed=False)
     raise Refused("the rules kept changing while this one was being saved: try again")
 
@@ -90,9 +92,19 @@ def remove(storage: Storage, rule_id: str, now: float) -> tuple[Rule, int]:
         gone = next((r for r in rules if r.rule_id == rule_id), None)
         if gone is None:
             raise Missing(f"no rule with id {rule_id}: `starfeed rules list` shows them")
-        if storage.rules.save([r for r in rules if r.rule_id != rule_id], version, _stamp(now)):
+        kept = [r for r in rules if r.rule_id != rule_id]
+        if storage.rules.save(kept, version, _stamp(now)):
+            _relist(storage, rules, kept)
             return gone, version + 1
     raise Refused("the rules kept changing while this one was being removed: try again")
+
+
+def _relist(storage: Storage, before: Sequence[Rule], after: Sequence[Rule]) -> None:
+    """A rule set that appears or goes is rendered (or unpublished) now, with the views that list
+    the sets (OPML, the index): the sweep renders only the feeds whose entries changed."""
+    sets = {r.rule_set for r in before if r.rule_set} ^ {r.rule_set for r in after if r.rule_set}
+    if sets:
+        storage.queues.send_render([*rule_set_targets(sets), "feed", SOURCES_SUMMARY])
 
 
 @dataclass(frozen=True)
