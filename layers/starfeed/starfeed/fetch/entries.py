@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from starfeed.model import Digest, Document, Entry
-from starfeed.parse.dedupe import Upserted, admitted, decide, unvouched, vouches
+from starfeed.parse.dedupe import Upserted, admitted, continued, decide, formers, unvouched, vouches
 from starfeed.store import Storage
 from starfeed.store.records import entry_problem
 
@@ -26,7 +26,9 @@ def store_entries(storage: Storage, entries: Sequence[Entry], now: float, collec
         return Upserted([], refused)
     feed_id, settings = (entries or left_out)[0].feed_id, storage.settings
     digest = storage.entries.digest(feed_id) if vouches(document) else Digest()
-    stored = storage.entries.stored(feed_id, unvouched(entries, digest))
+    entries, left_out = continued(entries, digest, {}), continued(left_out, digest, {})
+    stored = storage.entries.stored(feed_id, unvouched(entries, digest) + formers(entries, digest))
+    entries = continued(entries, digest, stored)
     writes = decide(entries, document, digest, stored, now, max_rewrites=settings.max_rewrites,
                     sighting_refresh=settings.sighting_refresh, left_out=left_out)
     if announce is not None and writes.new:
