@@ -187,7 +187,7 @@ def test_inspect_of_a_page_shows_what_a_subscription_keeps_where_robots_txt_allo
     assert [line.split("  ")[1] for line in out.splitlines()] == ["Post 1", "Post 2", "Post 3"]
     assert ("dropped:  2 undated beyond the feed's first 3, left out by a new subscription's limit on undated "
             "entries") in err
-    assert f"{origin.url}/robots.txt asks for 30 s between requests" in err
+    assert f"its robots.txt asks for 30 s between requests (Crawl-delay in {origin.url}/robots.txt)" in err
     code, out, _ = run_cli(capsys, "inspect", url, "--items", "li", "--title", "a", "--link", "a", "--all")
     assert len(out.splitlines()) == 5
 

@@ -69,6 +69,11 @@ NEXT_STEPS = {
 }
 
 
+def failure_named(words: str) -> FailureClass | None:
+    """The failure whose words start this text (a host pause's reason is the error that made it)."""
+    return next((failure for failure in FailureClass if words.startswith(failure.words)), None)
+
+
 def inspect(target: str, settings: Settings, *, website: bool = False, unfiltered: bool = False,
             now: float | None = None, backfill: int = 0, selectors: Selectors | None = None,
             ask: Asking | None = None) -> Inspection:
@@ -93,8 +98,8 @@ def inspect(target: str, settings: Settings, *, website: bool = False, unfiltere
     inspection = inspect_fetched(target, fetch(target, settings, ask=ask), settings, website=website,
                                  unfiltered=unfiltered, now=now, backfill=backfill, selectors=selectors)
     if allowed.crawl_delay:
-        inspection.warnings.append(f"{robots.robots_url(target)} asks for {allowed.crawl_delay:g} s between requests: "
-                                   "a subscription fetches the page no more often")
+        inspection.warnings.append(f"{robots.crawl_delay_words(allowed.crawl_delay, target)}: a subscription "
+                                   "fetches the page no more often")
     return inspection
 
 
