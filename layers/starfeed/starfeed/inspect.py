@@ -82,7 +82,7 @@ def inspect(target: str, settings: Settings, *, website: bool = False, unfiltere
     without "://" is a file; a missing one is reported as such. selectors: a page read by them
     (selectors that cannot be used are refused before anything is fetched)."""
     now = time.time() if now is None else now
-    if selectors is not None and (problem := selectors_problem(selectors)):
+    if selectors is not None and (problem := selectors_problem(selectors, settings)):
         return Inspection(target, Ingested(error=problem))
     if target.startswith("file://"):
         target = unquote(urlsplit(target).path)
