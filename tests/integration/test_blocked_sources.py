@@ -74,6 +74,22 @@ def test_a_cloudflare_challenge_is_named_kept_and_waited_out_for_hours(stack, st
     assert "blocked by bot protection (Cloudflare)" in err and "failure:  blocked" in err
     assert "--user-agent" in err and "--cookie" in err and "--proxy" in err  # what to try next
 
+    # Fetched now by hand: its host's pause still holds it, and sync says so, with the rule in words.
+    asked = len(origin.hits("/cf.xml"))
+    code, out, err = run(capsys, "source", "sync", source.source_id)
+    assert code == 0, err
+    pause = storage.hosts.pause_of(source.host, time.time())
+    until = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(pause["until"]))
+    said = " ".join(out.split())
+    assert "due now" not in said
+    assert (f"{source.source_id} is not asked now: its host {source.host} is paused until {until} (in ") in said
+    assert "because blocked by bot protection (Cloudflare): 403 Forbidden" in said
+    assert "next: try a browser's user agent (--user-agent)" in said
+    assert f"`starfeed source set {source.source_id}`" in said
+    cycles(stack, time.time(), 1, 0)
+    assert len(origin.hits("/cf.xml")) == asked
+    assert "failing: blocked by bot" in row_of(run(capsys, "source", "list")[1], source.source_id)
+
 
 @pytest.mark.parametrize("retry_after, reason, least", [
     ("7200", "retry-after", 7200),  # as long as the site asks, exactly

@@ -246,3 +246,55 @@ def test_deframing_an_existing_source_queues_its_stored_entries(stack, storage, 
     assert code == 200 and json.loads(body)["feed_id"] == source.source_id
     for removed in (source, plain):
         main(["source", "remove", removed.source_id])
+
+
+def test_article_downloads_take_their_host_s_crawl_delay_turn(stack, storage, origin, capsys):
+    """A host whose robots.txt asks for a delay between requests gets one article download per turn,
+    whichever instance asks: the others wait for theirs, or, after waiting often, read the feed."""
+    from starfeed.enrich.job import EnrichMessage, HostBusy, enrich
+    from starfeed.enrich.mock import MockAnalyzer
+
+    origin.serve("/robots.txt", Reply(200, b"User-agent: *\nCrawl-delay: 2\n", {"Content-Type": "text/plain"}))
+    paths = ["/slow/a", "/slow/b", "/slow/c"]
+    for path in paths:
+        origin.serve(path, Reply(200, page(f"Story {path[-1]}", "The harbour reopened."),
+                                 {"Content-Type": "text/html"}))
+    url = origin.serve("/slow.xml", Reply(200, feed(origin.url, [(p, f"Story {p[-1]}", "In brief.") for p in paths])))
+    asked_at: list[float] = []  # when each article was asked for
+
+    class Timed(list):
+        def append(self, request):
+            if request[0] in paths:
+                asked_at.append(time.monotonic())
+            super().append(request)
+
+    origin.requests = Timed(origin.requests)
+    source = add_source(storage, url, time.time() - 3600, deframe=True, backfill=3)[0]
+    stack.run_cycle()  # the fetch, then the enricher: one article on the host's turn, the others wait
+
+    def analyzed():
+        stack.drain()
+        results = [storage.analyses.entry(source.source_id, f"{origin.url}{p}").analyzer_result for p in paths]
+        return all(results) and results
+
+    results = eventually(analyzed, 60, what="every entry analyzed in its turn")
+    assert len(asked_at) == sum(1 for r in results if r["input"] == "article") >= 2
+    assert all(later - earlier >= 1.9 for earlier, later in zip(asked_at, asked_at[1:])), asked_at
+    assert all(len(origin.hits(p)) <= 1 for p in paths)
+
+    # Directly: the turn another request holds makes the entry wait, or, when told not to, read the feed.
+    now = time.time()
+    storage.hosts.take_turn(source.host, now, now + 30, "another request's turn")
+    message = EnrichMessage(source.source_id, f"{origin.url}/slow/a")
+    storage.sources.change(source.source_id, {"prompt": "Another prompt: be brief."})  # analyzed again
+    with pytest.raises(HostBusy) as busy:
+        enrich(storage, MockAnalyzer(0), message, now)
+    assert now + 29 <= busy.value.until <= now + 31
+    enrich(storage, MockAnalyzer(0), message, now, wait_for_turn=False)
+    result = storage.analyses.entry(source.source_id, f"{origin.url}/slow/a").analyzer_result
+    assert result["input"] == "feed"
+    assert result["download_error"] == (f"its robots.txt asks for 2 s between requests (Crawl-delay in "
+                                        f"{origin.url}/robots.txt), and its turn was another request's")
+    storage.hosts.clear_pause(source.host)
+    main(["source", "remove", source.source_id])
+    capsys.readouterr()

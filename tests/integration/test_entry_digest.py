@@ -9,6 +9,7 @@ import pytest
 from starfeed.fetch.entries import store_entries
 from starfeed.local.aws_calls import observed
 from starfeed.model import Entry
+from starfeed.parse.normalize import former_uid, normalize_entries
 from starfeed.store.digest import DIGEST_UID
 
 FEED = "d16e57000001"
@@ -131,3 +132,33 @@ def test_a_digest_edited_by_hand_into_another_type_fails_nothing_and_is_written_
         assert set(storage.entries.digests([FEED])[FEED].held) == {"h1", "h2"}  # written anew by that parse
     finally:
         storage.entries.purge(other)
+
+
+def undated_id_entry(published: tuple, now: float, title: str = "Moved") -> Entry:
+    """An item of a feed that gives it no id, as normalized: its uid is derived."""
+    raw = {"title": title, "link": "https://example.org/moved", "published_parsed": published}
+    return normalize_entries([raw], FEED, "https://example.org/feed", now)[0]
+
+
+def test_an_entry_without_an_id_whose_date_moves_into_the_past_is_not_new_again(storage, feed):
+    now = time.time()
+    assert [e.title for e in feed([undated_id_entry((2099, 1, 1, 0, 0, 0), now)], now).new] == ["Moved"]
+    corrected = feed([undated_id_entry(time.gmtime(now - 3600)[:6], now + 1)], now + 1)
+    assert corrected.new == []
+    assert [title for title, _, _ in shown(storage).values()] == ["Moved"]
+
+
+def test_entries_stored_while_their_date_was_part_of_their_uid_keep_it(storage, feed):
+    """An upgrade announces none of a feed's stored entries again, dated or left out."""
+    now = time.time()
+    dated = undated_id_entry(time.gmtime(now - 7200)[:6], now)
+    former = former_uid(dated)
+    assert former is not None and former != dated.entry_uid
+    store_entries(storage, [replace(dated, entry_uid=former)], now)
+    assert feed([dated], now + 1).new == []
+    assert feed([dated], now + 2).new == []  # the digest now holds it under its former uid
+    assert list(shown(storage)) == [former]
+    other = undated_id_entry(time.gmtime(now - 9000)[:6], now, "Left out")
+    storage.entries.purge(FEED)
+    store_entries(storage, [], now, left_out=[replace(other, entry_uid=former_uid(other))])
+    assert feed([other], now + 1).new == []

@@ -204,6 +204,36 @@ def test_remove_and_refetch_take_the_cli_s_path(stack, storage, api_url, openapi
     assert restored.status_code == 200 and restored.json()["outcome"] == "restored"
 
 
+def test_a_page_without_a_feed_is_subscribed_by_its_selectors_as_source_add_does(stack, storage, api_url, openapi,
+                                                                                  origin):
+    posts = "".join(f'<article class="post"><h2><a href="/p/{n}">Post {n}</a></h2></article>' for n in range(3))
+    url = origin.serve("/rest-list", Reply(200, f"<html><body>{posts}</body></html>".encode(),
+                                           {"Content-Type": "text/html"}))
+    selectors = {"items": "article.post", "title": "h2", "link": "h2 a"}
+    refused = [({"items": "article.post", "title": "h3 >", "link": "a"},
+                "the title selector 'h3 >' is not a CSS selector starfeed can use"),
+               ({**selectors, "date": ".when"}, "the date selector '.when' found nothing in any of the 3 items"),
+               ({"items": "article.post", "title": "h2"}, "body.selectors.link"),
+               ({**selectors, "surprise": "x"}, "body.selectors.surprise")]
+    for given, words in refused:
+        response = call(api_url, openapi, "POST", f"{V1}/feeds", json={"url": url, "selectors": given})
+        assert response.status_code == 422 and words in response.text, (given, response.text)
+    both = call(api_url, openapi, "POST", f"{V1}/feeds", json={"url": url, "selectors": selectors, "website": True})
+    assert both.status_code == 422 and "give one or the other" in both.text
+    assert url not in {s.url for s in storage.sources.all()}
+
+    added = call(api_url, openapi, "POST", f"{V1}/feeds", json={"url": url, "selectors": selectors, "backfill": 5})
+    assert added.status_code == 201, added.text
+    body = added.json()
+    assert body["found"] == "web page read by selectors, 3 entries"
+    feed = body["feed"]
+    assert (feed["kind"], feed["selectors"]) == ("selectors", {**selectors, "date": None, "summary": None})
+    assert storage.sources.get(feed["id"]).selectors.link == "h2 a"
+    fetch_source(storage, feed["id"])
+    titles = [e["title"] for e in call(api_url, openapi, "GET", f"{V1}/feeds/{feed['id']}/entries").json()["entries"]]
+    assert sorted(titles) == ["Post 0", "Post 1", "Post 2"]
+
+
 def test_a_request_without_iam_authorization_is_refused_by_the_function(stack):
     """On AWS, API Gateway verifies the signature; a request that reached the function another
     way (a route without IAM authorization) is refused there too."""

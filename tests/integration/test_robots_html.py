@@ -87,7 +87,7 @@ def test_a_crawl_delay_holds_the_host_after_the_request(stack, storage, origin):
     assert fetch_source(storage, source.source_id).new_entries == 1
     pause = storage.hosts.pause_of(source.host, time.time())
     assert pause is not None and before + 29 <= pause["until"] <= time.time() + 31
-    assert pause["reason"] == f"Crawl-delay: 30 s ({origin.url}/robots.txt)"
+    assert pause["reason"] == f"its robots.txt asks for 30 s between requests (Crawl-delay in {origin.url}/robots.txt)"
     # Another source on the host, due meanwhile, waits for the delay to pass.
     other = website(storage, origin, Reply(200, b"User-agent: starfeed\nCrawl-delay: 30\n"), "/other")
     assert fetch_source(storage, other.source_id) is None and page_requests(origin, "/other") == 0

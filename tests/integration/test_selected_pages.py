@@ -75,8 +75,15 @@ def test_a_page_read_by_selectors_is_tried_subscribed_served_and_says_which_sele
         stack, storage, origin, capsys):
     url = origin.serve("/notes", Reply(200, list_page(*POSTS), HTML))
 
-    # Tried first: every item the selectors find, with its date and link; nothing stored.
+    # Tried first: what a new subscription keeps (the posts predate it), and why it leaves the rest out.
     code, out, err = run_cli(capsys, "inspect", url, *SELECTORS)
+    assert code == 0, err
+    assert out == ""
+    assert "entries:  0 kept of 3 parsed" in err
+    assert "dropped:  3 published before you subscribed, left out by the first-fetch filter" in err
+    assert "--backfill N keeps the newest N" in err
+    # With --backfill, as it will be subscribed: every item, with its date and link; nothing stored.
+    code, out, err = run_cli(capsys, "inspect", url, *SELECTORS, "--backfill", "10")
     assert code == 0, err
     lines = out.splitlines()
     assert [line.split("  ")[1] for line in lines] == ["Tide tables", "Ferry timetable", "Lighthouse open day"]
@@ -169,3 +176,27 @@ def test_source_add_refuses_selectors_that_cannot_read_the_page(stack, storage, 
     feed = add_source(storage, url, time.time())[0]
     code, _, err = run_cli(capsys, "source", "set", feed.source_id, "--title", "h2")
     assert code == 1 and f"{feed.source_id} is not a page read by selectors" in err
+
+
+def test_inspect_of_a_page_shows_what_a_subscription_keeps_where_robots_txt_allows(stack, storage, origin, capsys):
+    undated = b"".join(b'<li><a href="/p/%d">Post %d</a></li>' % (n, n) for n in range(1, 6))
+    url = origin.serve("/list", Reply(200, b"<html><body><ul>" + undated + b"</ul></body></html>", HTML))
+    origin.serve("/robots.txt", Reply(200, b"User-agent: *\nCrawl-delay: 30\n", {"Content-Type": "text/plain"}))
+    code, out, err = run_cli(capsys, "inspect", url, "--items", "li", "--title", "a", "--link", "a")
+    assert code == 0, err
+    assert [line.split("  ")[1] for line in out.splitlines()] == ["Post 1", "Post 2", "Post 3"]
+    assert ("dropped:  2 undated beyond the feed's first 3, left out by a new subscription's limit on undated "
+            "entries") in err
+    assert f"its robots.txt asks for 30 s between requests (Crawl-delay in {origin.url}/robots.txt)" in err
+    code, out, _ = run_cli(capsys, "inspect", url, "--items", "li", "--title", "a", "--link", "a", "--all")
+    assert len(out.splitlines()) == 5
+
+    # A page its robots.txt keeps crawlers off is not requested: inspect says so, and what to try.
+    origin.serve("/robots.txt", Reply(200, b"User-agent: *\nDisallow: /list\n", {"Content-Type": "text/plain"}))
+    asked = len(origin.hits("/list"))
+    code, out, err = run_cli(capsys, "inspect", url, "--items", "li", "--title", "a", "--link", "a")
+    assert code == 1 and out == ""
+    assert f"refused by robots.txt: disallowed by {origin.url}/robots.txt (not fetched)" in err
+    assert "next:     the site asks crawlers to keep off this page" in err
+    assert len(origin.hits("/list")) == asked
+    assert storage.sources.all() == []

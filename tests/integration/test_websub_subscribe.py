@@ -171,3 +171,30 @@ def test_a_short_lease_is_renewed_before_it_ends_while_the_feed_stays_on_its_dai
     # The daily safety poll comes a day after the first: it fetches the feed.
     assert fetch_source(storage, source.source_id, now=polled_at + 86400).error is None
     assert len(origin.hits("/short.xml")) == 2
+
+
+def test_a_lease_is_renewed_while_the_feed_s_host_is_paused_when_the_hub_is_elsewhere(stack, storage, hub, origin):
+    hub.grant = 240
+    url = announcing(origin, hub, "/paused-feed.xml", ("h1", "Held"))
+    source = add_source(storage, url, time.time() - 3600, backfill=1)[0]
+    stack.run_cycle()
+    eventually(lambda: storage.sources.get(source.source_id).push.get("state") == "verified", what="verified")
+    stored = storage.sources.get(source.source_id)
+    at, expires = stored.next_check_at, stored.push["expires_at"]
+    # The feed's site rate-limits starfeed for two days: its host waits; the hub's does not.
+    storage.hosts.pause(source.host, at + 2 * 86400, "rate-limited by the site: 429 Too Many Requests")
+    scheduler = stack.functions["SchedulerFunction"].module
+    scheduler.run_tick(scheduler.storage, at)
+    leased = storage.sources.get(source.source_id)
+    assert leased.reason != "host-paused" and leased.locked_until is not None  # sent to the fetcher
+    assert fetch_source(storage, source.source_id, lease=leased.locked_until, now=at) is None
+    eventually(lambda: storage.sources.get(source.source_id).push["expires_at"] > expires,
+               what="the renewal's verification")
+    assert len(hub.requests) == 2 and len(origin.hits("/paused-feed.xml")) == 1  # the hub asked, the feed not
+    # The feed's own safety poll waits for its host's pause.
+    polled_at = storage.sources.get(source.source_id).last_fetch_at
+    assert fetch_source(storage, source.source_id, now=polled_at + 86400) is None
+    assert storage.sources.get(source.source_id).reason == "host-paused"
+    assert len(origin.hits("/paused-feed.xml")) == 1
+    storage.hosts.clear_pause(source.host)
+    stack.drain()

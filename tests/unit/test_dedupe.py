@@ -218,3 +218,20 @@ def test_a_fifty_item_undated_feed_that_publishes_one_more_stores_exactly_one_ne
     assert unread == ["u50"]  # the others cost no read
     again = decide(second.kept, "feed", writes.digest, {}, later, max_rewrites=2, sighting_refresh=WEEK)
     assert [e.entry_uid for e in again.new] == ["u50"] and again.digest is None and not again.sighted
+
+
+def test_an_entry_stored_under_its_former_uid_continues_under_it():
+    from starfeed.parse.dedupe import continued, formers
+    from starfeed.parse.normalize import former_uid, normalize_entries
+
+    raw = {"title": "t", "link": "https://x.example/a", "published_parsed": (2026, 1, 1, 0, 0, 0, 0, 0, 0)}
+    derived = normalize_entries([raw], "f", "https://x.example/feed", NOW)[0]
+    former = former_uid(derived)
+    assert former not in (None, derived.entry_uid)
+    assert formers([derived], Digest()) == [former]
+    assert formers([derived], Digest(YESTERDAY, {former: held()})) == []
+    assert [e.entry_uid for e in continued([derived], Digest(YESTERDAY, {former: held()}), {})] == [former]
+    assert [e.entry_uid for e in continued([derived], Digest(), {former: stored(former)})] == [former]
+    assert [e.entry_uid for e in continued([derived], Digest(), {})] == [derived.entry_uid]
+    with_id = normalize_entries([{**raw, "id": "g"}], "f", "https://x.example/feed", NOW)[0]
+    assert former_uid(with_id) is None

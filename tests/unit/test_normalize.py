@@ -86,3 +86,14 @@ def test_an_rss_author_line_is_split_at_its_parentheses_whatever_its_letters():
     own, inherited = normalize_entries(parsed.entries, "s", "https://x.example/feed", NOW, feed_authors=parsed.authors)
     assert own.authors == [{"name": "Zoë Ünal", "email": "zoë@x.example", "uri": None}]
     assert inherited.authors == [{"name": "Jonas Große", "email": "jonas@x.example", "uri": None}]
+
+
+def test_a_derived_uid_holds_no_date_when_a_link_or_title_names_the_entry():
+    def uid(**raw):
+        return normalize_entries([raw], "src", "https://news.example.net/feed", NOW)[0].entry_uid
+
+    future, past = (2099, 1, 1, 0, 0, 0, 0, 0, 0), (2026, 1, 1, 0, 0, 0, 0, 0, 0)
+    assert uid(title="t", link="/a", published_parsed=future) == uid(title="t", link="/a", published_parsed=past)
+    assert uid(title="t", published_parsed=future) == uid(title="t", published_parsed=past)
+    # An entry with neither is told apart from the feed's others by its date alone.
+    assert uid(summary="s", published_parsed=future) != uid(summary="s", published_parsed=past)

@@ -14,9 +14,10 @@ import pytest
 from starfeed.model import Selectors, Source
 from starfeed.parse.ingest import ingest, read_selected
 from starfeed.parse.normalize import normalize_entries, struct_to_rfc3339
-from starfeed.parse.selected import NONE_FOUND, SELECTOR_CHARS, read_date, read_page, selectors_problem
+from starfeed.parse.selected import NONE_FOUND, read_date, read_page, selectors_problem
 from starfeed.settings import Settings
 
+SELECTOR_CHARS = Settings().max_selector_chars
 DATA = Path(__file__).resolve().parent.parent / "data" / "selected"
 CASES = sorted(DATA.glob("*.html"))
 NOW = 1_800_000_000.0  # 2027-01-15
@@ -52,6 +53,11 @@ def test_the_data_covers_a_page_that_changed_shape_for_each_kind_of_selector():
     (Selectors("li", "h2", "a", date="time >"), "the date selector 'time >' is not a CSS selector"),
     (Selectors("li", "h2", "a", summary="//p"), "the summary selector '//p' is not a CSS selector"),
     (Selectors("li" * SELECTOR_CHARS, "h2", "a"), f"the items selector is {2 * SELECTOR_CHARS:,} characters long"),
+    # Of too many parts: a union of alternatives, each run on every element, or deep nesting.
+    (Selectors(", ".join(["div p a"] * 7), "h2", "a"), "the items selector 'div p a, div p a, div p a, div p a, "
+                                                        "div p a, div p a, div p a' has 47 parts"),
+    (Selectors("li", ":is(" * 40 + "h2" + ")" * 40, "a"), "the title selector"),
+    (Selectors("li", "h2", "*" + ":not(*" * 12 + ")" * 12), "the link selector"),
 ])
 def test_selectors_are_compiled_before_they_are_stored(selectors, problem):
     found = selectors_problem(selectors)
@@ -156,3 +162,27 @@ def test_reading_a_page_takes_milliseconds():
     started = time.process_time()
     read = read_page(body, "https://list.example/", "text/html", Selectors("li", "a", "a", "time"), 1000)
     assert len(read.entries) == 1000 and time.process_time() - started < 2.0
+
+
+def test_a_selector_too_complex_or_too_slow_for_a_page_is_refused_with_the_reason(tmp_path):
+    """What `starfeed inspect FILE --items SEL ...` says: a selector of too many parts is refused
+    before the page is read; one whose reading outlasts selector_seconds is stopped, not waited for."""
+    from dataclasses import replace
+
+    from starfeed.inspect import inspect
+
+    page = tmp_path / "list.html"
+    items = b"<li><a href='https://x.example/p'>Post</a></li>" * 5000
+    page.write_bytes(b"<html><body><ul>" + items + b"</ul></body></html>")
+    settings = replace(Settings(), selector_seconds=0.5)
+    union = ", ".join(["ul li"] * 9)  # 9 x 3 parts, and a comma and a space between each
+    refused = inspect(str(page), settings, selectors=Selectors(union, "a", "a"))
+    assert refused.error.startswith(f"the items selector '{union}' has 43 parts")
+    assert "at most 32 (STARFEED_MAX_SELECTOR_PARTS)" in refused.error
+    started = time.monotonic()
+    slow = inspect(str(page), settings, selectors=Selectors("li ~ li ~ li", "a", "a"))
+    assert time.monotonic() - started < 5
+    assert slow.error == ("the selectors took longer than 0.5 s to read the page (STARFEED_SELECTOR_SECONDS): "
+                          "simpler selectors (fewer parts, no '~' or :nth-child on a long list) read it faster")
+    quick = inspect(str(page), replace(settings, selector_seconds=60), selectors=Selectors("li", "a", "a"))
+    assert quick.error is None and quick.ingested.entries

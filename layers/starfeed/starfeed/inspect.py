@@ -11,7 +11,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from starfeed.fetch import robots
 from starfeed.fetch.http import Asking, FetchResult, fetch
+from starfeed.kinds.base import DocumentKind
 from starfeed.kinds.registry import FEED, SELECTORS, WEBSITE
 from starfeed.model import FailureClass, Selectors, Source, document_failure, source_id_for
 from starfeed.parse.ingest import Ingested, ingest
@@ -67,6 +69,11 @@ NEXT_STEPS = {
 }
 
 
+def failure_named(words: str) -> FailureClass | None:
+    """The failure whose words start this text (a host pause's reason is the error that made it)."""
+    return next((failure for failure in FailureClass if words.startswith(failure.words)), None)
+
+
 def inspect(target: str, settings: Settings, *, website: bool = False, unfiltered: bool = False,
             now: float | None = None, backfill: int = 0, selectors: Selectors | None = None,
             ask: Asking | None = None) -> Inspection:
@@ -75,15 +82,25 @@ def inspect(target: str, settings: Settings, *, website: bool = False, unfiltere
     without "://" is a file; a missing one is reported as such. selectors: a page read by them
     (selectors that cannot be used are refused before anything is fetched)."""
     now = time.time() if now is None else now
-    if selectors is not None and (problem := selectors_problem(selectors)):
+    if selectors is not None and (problem := selectors_problem(selectors, settings)):
         return Inspection(target, Ingested(error=problem))
     if target.startswith("file://"):
         target = unquote(urlsplit(target).path)
     if "://" not in target:
         return inspect_file(target, settings, website=website, unfiltered=unfiltered, now=now,
                             backfill=backfill, selectors=selectors)
-    return inspect_fetched(target, fetch(target, settings, ask=ask), settings, website=website,
-                           unfiltered=unfiltered, now=now, backfill=backfill, selectors=selectors)
+    allowed = robots.RobotsAnswer(True)
+    if _kind_of(website, selectors).crawled:  # as the fetcher asks a crawled page's host first
+        allowed = robots.answer(robots.read(target, settings, now), target)
+        if not allowed.allowed:
+            return Inspection(target, Ingested(error=f"{FailureClass.ROBOTS.words}: {allowed.reason} (not fetched)"),
+                              failure=FailureClass.ROBOTS)
+    inspection = inspect_fetched(target, fetch(target, settings, ask=ask), settings, website=website,
+                                 unfiltered=unfiltered, now=now, backfill=backfill, selectors=selectors)
+    if allowed.crawl_delay:
+        inspection.warnings.append(f"{robots.crawl_delay_words(allowed.crawl_delay, target)}: a subscription "
+                                   "fetches the page no more often")
+    return inspection
 
 
 def inspect_file(target: str, settings: Settings, *, website: bool = False, unfiltered: bool = False,
@@ -138,7 +155,7 @@ def _ingest(target: str, body: bytes, url: str, content_type: str | None, settin
             selectors: Selectors | None = None) -> Inspection:
     now = time.time() if now is None else now
     # As for a new source: created now, never polled, with the default settings.
-    kind = SELECTORS if selectors else WEBSITE if website else FEED
+    kind = _kind_of(website, selectors)
     source = Source(source_id=source_id_for(target), url=url, created_at=now, kind=kind.name, backfill=backfill,
                     selectors=selectors)
     if unfiltered:
@@ -148,6 +165,10 @@ def _ingest(target: str, body: bytes, url: str, content_type: str | None, settin
     ingested = ingest(kind.read, body, url, content_type, source, now, settings)
     return Inspection(target, ingested, None, None, time.process_time() - started,
                       len(body), list(ingested.warnings), document_failure(ingested.error) if ingested.error else None)
+
+
+def _kind_of(website: bool, selectors: Selectors | None) -> DocumentKind:
+    return SELECTORS if selectors else WEBSITE if website else FEED
 
 
 def entry_lines(inspection: Inspection) -> list[str]:
@@ -178,10 +199,14 @@ def summary_lines(inspection: Inspection) -> list[str]:
     lines.append(f"entries:  {len(ingested.entries)} kept of {ingested.parsed_count} parsed"
                  f" in {inspection.parse_seconds * 1000:.1f} ms CPU")
     for reason, count in ingested.dropped.items():
-        lines.append(f"dropped:  {count} {reason}")
+        rule = rule_of(reason)
+        lines.append(f"dropped:  {count} {reason}" + (f", left out by {rule}" if rule else ""))
     if ingested.parsed_count and not ingested.entries:
         lines.append("note:     a new subscription would show none of these yet (--backfill N keeps "
                      "the newest N); --all prints every parsed entry")
+    elif ingested.dropped:
+        lines.append("note:     the entries listed are those a new subscription keeps (--backfill N keeps the "
+                     "newest N); --all prints every parsed entry")
     for warning in inspection.warnings:
         lines.append(f"warning:  {warning}")
     return lines

@@ -109,6 +109,13 @@ class Settings:
     # Parsing and normalization.
     max_items: int = 1000  # per document, newest kept
     max_depth: int = 256  # XML/JSON nesting
+    # A page read by CSS selectors (docs/design.md#selector-bounds): a selector longer than this, or
+    # of more parts (names, classes, combinators, brackets), is refused; reading a page by its
+    # selectors stops after selector_seconds (libxml2 cannot be interrupted: it runs in a child
+    # process), so a selector quadratic in a page's elements cannot stall a fetch.
+    max_selector_chars: int = 300
+    max_selector_parts: int = 32
+    selector_seconds: float = 10.0
     max_article_age_days: int = 7  # docs/design.md#max-age; entries without a date are kept
     # Seconds a source's clock may run ahead of ours: a date further in the future when first seen
     # is not trusted (docs/design.md#undated-and-future).

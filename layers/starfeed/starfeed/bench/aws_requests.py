@@ -2,7 +2,7 @@
 stack (moto) for the cases that run all day. At scale these are the bill: a DynamoDB write costs
 five times a read, and a feed fetched every 15 minutes is fetched 2,880 times a month.
 
-    python -m starfeed.bench.aws_requests [--json]
+    python -m starfeed.bench.aws_requests [--json] [--items 50] [--members 200]
 
 Cases, on a 50-item feed in a collection of 200 sources:
 - unchanged, 304: the origin answers the conditional GET with 304;
@@ -120,13 +120,14 @@ def stack_with_origin(handler: type[BaseHTTPRequestHandler], name: str):
             stack.close()
 
 
-def run() -> dict[str, Counter]:
+def run(items: int = ITEMS, members: int = MEMBERS) -> dict[str, Counter]:
+    _Feed.items, _Feed.first_post = items, time.time() - 3600 * (items + 24)
     with stack_with_origin(_Handler, "aws-requests") as (stack, storage, origin):
         now = time.time()
-        source, _ = add_source(storage, f"{origin.url}/feed.xml", now - 3600, ["bench"], backfill=ITEMS)
-        for n in range(MEMBERS - 1):  # the rest of the collection: other sites' feeds
+        source, _ = add_source(storage, f"{origin.url}/feed.xml", now - 3600, ["bench"], backfill=items)
+        for n in range(members - 1):  # the rest of the collection: other sites' feeds
             add_source(storage, f"https://member{n}.example/feed.xml", now, ["bench"])
-        fetch_source(storage, source.source_id)  # the first fetch stores the 50 items
+        fetch_source(storage, source.source_id)  # the first fetch stores the items
         render_targets(storage, ["c/bench/feed"])  # a collection rendered once before
         results = {}
 
@@ -138,19 +139,19 @@ def run() -> dict[str, Counter]:
         measure("fetch: unchanged, 304", lambda: fetch_source(storage, source.source_id))
         _Feed.etag, _Feed.revision = '"2"', _Feed.revision + 1  # other bytes, the same items
         measure("fetch: unchanged, 200", lambda: fetch_source(storage, source.source_id))
-        _Feed.items, _Feed.etag = ITEMS + 1, '"3"'
+        _Feed.items, _Feed.etag = items + 1, '"3"'
         measure("fetch: one new entry", lambda: fetch_source(storage, source.source_id))
         measure("render: the source", lambda: render_targets(storage, [f"s/{source.source_id}/feed"]))
-        measure(f"render: a collection of {MEMBERS}", lambda: render_targets(storage, ["c/bench/feed"]))
+        measure(f"render: a collection of {members}", lambda: render_targets(storage, ["c/bench/feed"]))
         rules = [Rule(f"bench-{n}", RuleAction.BLOCK, (RuleMatch(RuleField.TITLE, f"unmatched phrase {n}"),))
                  for n in range(100)]
         storage.rules.save(rules, 0, "2026-01-01T00:00:00Z")
         run_sweep(storage, time.time())  # judged by the 100 rules, no entry changes
-        _Feed.items, _Feed.etag = ITEMS + 2, '"4"'
+        _Feed.items, _Feed.etag = items + 2, '"4"'
         measure("fetch: one new entry, 100 rules", lambda: fetch_source(storage, source.source_id))
         five = Rule("bench-five", RuleAction.BLOCK, (RuleMatch(RuleField.TITLE, "/^Post [0-4]$/"),))
         storage.rules.save([*rules, five], 1, "2026-01-01T00:00:01Z")
-        measure(f"the rules' sweep: {ITEMS + 2} entries, 5 of them blocked",
+        measure(f"the rules' sweep: {items + 2} entries, 5 of them blocked",
                 lambda: run_sweep(storage, time.time()))
         return results
 
@@ -158,8 +159,10 @@ def run() -> dict[str, Counter]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
+    parser.add_argument("--items", type=int, default=ITEMS, help="the feed's items")
+    parser.add_argument("--members", type=int, default=MEMBERS, help="the sources of its collection")
     args = parser.parse_args()
-    results = run()
+    results = run(args.items, args.members)
     if args.json:
         print(json.dumps(results, indent=2, sort_keys=True))
         return

@@ -2,7 +2,7 @@
 ENTRIES new entries of a deframed source in a collection, their articles and robots.txt on a
 loopback origin, analyzed by the mock with no simulated latency.
 
-    python -m starfeed.bench.enrich
+    python -m starfeed.bench.enrich [--entries 50] [--rounds 3]
 
 Printed: the enricher's time per entry, against a baseline measured in the same run (the same
 articles downloaded and extracted, nothing else); and the AWS requests and DynamoDB items
@@ -11,6 +11,7 @@ included)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from http.server import BaseHTTPRequestHandler
@@ -36,6 +37,8 @@ def _article(n: int) -> bytes:
 
 
 class _Handler(BaseHTTPRequestHandler):
+    entries = ENTRIES  # the feed's items
+
     def do_GET(self):  # the http.server interface
         if self.path == "/robots.txt":
             body, kind = b"User-agent: *\nDisallow: /private/\n", "text/plain"
@@ -45,7 +48,7 @@ class _Handler(BaseHTTPRequestHandler):
             items = "".join(
                 f"<item><title>Story {n}</title><link>http://{host}/story/{n}</link><guid>urn:story:{n}</guid>"
                 f"<pubDate>{time.strftime('%a, %d %b %Y %H:%M:%S GMT', time.gmtime(now - 60 * n))}</pubDate>"
-                f"<description>Story {n} in brief.</description></item>" for n in range(ENTRIES))
+                f"<description>Story {n} in brief.</description></item>" for n in range(self.entries))
             body = (f'<?xml version="1.0"?><rss version="2.0"><channel><title>Bench desk</title><link>http://{host}/'
                     f"</link><description>d</description>{items}</channel></rss>").encode()
             kind = "application/rss+xml"
@@ -57,9 +60,10 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-def run() -> dict:
+def run(entries: int = ENTRIES, rounds: int = ROUNDS) -> dict:
+    _Handler.entries = entries
     with stack_with_origin(_Handler, "enrich") as (stack, storage, origin):
-        source, _ = add_source(storage, f"{origin.url}/feed.xml", time.time() - 3600, ["bench"], backfill=ENTRIES)
+        source, _ = add_source(storage, f"{origin.url}/feed.xml", time.time() - 3600, ["bench"], backfill=entries)
         storage.sources.change(source.source_id, {"deframe": True})
         stack.tick()
         for queue in stack.queues:  # the fetch stores the entries; their enrichment messages wait
@@ -67,16 +71,16 @@ def run() -> dict:
                 while queue.poll():
                     pass
         source = storage.sources.get(source.source_id)
-        uids = [f"urn:story:{n}" for n in range(ENTRIES)]
+        uids = [f"urn:story:{n}" for n in range(entries)]
         analyzer = MockAnalyzer(latency_ms=0)
         best_enrich, best_baseline, calls = float("inf"), float("inf"), None
-        for round_ in range(ROUNDS):
+        for round_ in range(rounds):
             prompt = f"Round {round_}: be neutral."  # a new prompt: every entry is analyzed again
             storage.sources.change(source.source_id, {"prompt": prompt})
             started = time.perf_counter()
             robots_known: dict[str, dict] = {}  # as an enricher instance keeps it
             with counting() as counted:
-                for start in range(0, ENTRIES, BATCH):  # as the handler takes them
+                for start in range(0, entries, BATCH):  # as the handler takes them
                     known = Known(robots=robots_known)
                     for uid in uids[start:start + BATCH]:
                         enrich(storage, analyzer, EnrichMessage(source.source_id, uid), time.time(), known)
@@ -84,16 +88,20 @@ def run() -> dict:
             best_enrich = min(best_enrich, time.perf_counter() - started)
             calls = counted
             started = time.perf_counter()
-            for n in range(ENTRIES):
+            for n in range(entries):
                 result = fetch(f"{origin.url}/story/{n}", storage.settings)
                 extract_article(result.body, result.url)
             best_baseline = min(best_baseline, time.perf_counter() - started)
-        return {"entries": ENTRIES, "enrich_ms": 1000 * best_enrich / ENTRIES,
-                "baseline_ms": 1000 * best_baseline / ENTRIES, "calls": dict(calls)}
+        return {"entries": entries, "enrich_ms": 1000 * best_enrich / entries,
+                "baseline_ms": 1000 * best_baseline / entries, "calls": dict(calls)}
 
 
 def main() -> None:
-    result = run()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=ENTRIES, help="new entries analyzed")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="rounds, the best one reported")
+    args = parser.parse_args()
+    result = run(args.entries, args.rounds)
     calls = result["calls"]
     totals = ("items written", "attributes updated")
     requests = sum(n for key, n in calls.items() if key not in totals)

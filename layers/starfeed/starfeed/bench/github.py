@@ -162,7 +162,7 @@ def _percentile(values: list[float], fraction: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m starfeed.bench.github", description=__doc__.split("\n\n")[0])
     parser.add_argument("--users", type=int, default=500)
-    parser.add_argument("--days", type=int, default=7)
+    parser.add_argument("--days", type=float, default=7, help="simulated days (a fraction of one too)")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -178,9 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"- {label}: {report['requests']} requests ({report['timeline_requests']} of the timeline)")
         print(f"  requests per hour: mean {report['requests_per_hour_mean']}, max {report['requests_per_hour_max']} "
               f"= {report['requests_per_hour_max'] / LIMIT:.3f}x GitHub's {LIMIT:,} (floor: <= 1.0x)")
-        print(f"  steady state (after day 1): {report['steady_state_requests']} star requests, "
-              f"{report['not_modified_share']:.1%} answered 304 = "
-              f"{report['not_modified_share'] / 0.8:.2f}x the 80% floor (>= 1.0x)")
+        share = report["not_modified_share"]
+        print(f"  steady state (after day 1): {report['steady_state_requests']} star requests, " + (
+              f"{share:.1%} answered 304 = {share / 0.8:.2f}x the 80% floor (>= 1.0x)" if share is not None
+              else "none to answer 304 in a single day"))
         print(f"  a new star reached the feed after p50 {report['star_delay_p50_min']} min, "
               f"p95 {report['star_delay_p95_min']} min ({report['stars_seen']} stars); tiers {report['tiers']}")
     met = (hinted["star_delay_p95_min"] <= GOAL_P95_MIN

@@ -29,8 +29,9 @@ def add_commands(commands) -> None:
     inspect.add_argument("--backfill", type=count, default=0, metavar="N",
                          help="as for a new source added with --backfill N")
     add_selector_options(inspect, "Read the page as `source add URL --items SEL ...` would, to try the "
-                         "selectors before subscribing: every item they find is listed (a new "
-                         "subscription's first fetch keeps only those published after it).")
+                         "selectors before subscribing, where its robots.txt allows: the items a new "
+                         "subscription keeps are listed, and how many it leaves out and why (--all lists "
+                         "every item they find).")
     add_request_options(inspect, "Fetch it as `source add URL` with these options would, to try them before "
                         "subscribing.")
     inspect.set_defaults(action=_inspect)
@@ -62,10 +63,8 @@ def _inspect(args) -> int:
         ask = asking(options, secrets, settings, lambda: _proxy_login(args.stack))
     except OptionError as exc:
         raise CliError(str(exc)) from None
-    # Selectors are tried on every item they find, whatever its date.
-    inspection = inspect(args.target, settings, website=args.website,
-                         unfiltered=args.all or selectors is not None, backfill=args.backfill, selectors=selectors,
-                         ask=ask)
+    inspection = inspect(args.target, settings, website=args.website, unfiltered=args.all, backfill=args.backfill,
+                         selectors=selectors, ask=ask)
     if asked := described(options, settings.proxy):
         print(f"asked:    with {asked}", file=sys.stderr)
     if inspection.error:

@@ -357,7 +357,9 @@ def _state(source, now: float | None = None) -> str:
     if not source.enabled:
         return "gone (410): disabled" if source.status == Status.GONE else "disabled"
     if source.status in (Status.ERROR, Status.DEAD):
-        why = _short_error(source.last_error)
+        # An error cleared by `source sync` keeps its class's words while its host's pause holds it.
+        why = _short_error(source.last_error) or failure_words(source.failure, None) or (
+            "held by a host pause" if source.reason == HOST_PAUSED else "")
         return ("failing" if source.status == Status.ERROR else "stopped") + (f": {why}" if why else "")
     if not source.polling:
         return "polling off"
@@ -573,12 +575,36 @@ def selector_options(selectors) -> str:
 
 
 def _sync(args) -> None:
-    storage = connect(args.stack)
+    storage, now = connect(args.stack), time.time()
     try:
-        subscribe.sync(storage, args.id, time.time())
+        subscribe.sync(storage, args.id, now)
     except Refused as exc:
         raise CliError(str(exc)) from None
-    print(f"{args.id} is due now: the next scheduler run fetches it")
+    source = storage.sources.get(args.id)
+    pause = storage.hosts.pause_of(source.host, now) if source is not None else None
+    if pause is None:
+        print(f"{args.id} is due now: the next scheduler run fetches it")
+        return
+    print(paused_words(args.id, source.host, pause, now))
+
+
+def paused_words(source_id: str, host: str, pause: dict, now: float) -> str:
+    """Why a source made due waits all the same: its host's pause, its rule in words, and what next."""
+    from starfeed.inspect import NEXT_STEPS, failure_named
+
+    if pause["stopped"]:
+        held = f"{host} is paused until someone acts, because {pause['reason']}"
+    else:
+        at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(pause["until"]))
+        held = f"{host} is paused until {at} (in {span(pause['until'] - now)}), because {pause['reason']}"
+    failure = failure_named(pause["reason"] or "")
+    lines = [f"{source_id} is not asked now: its host {held}.",
+             f"Every source on the host waits for the pause's end, so as not to hammer the site; {source_id} is "
+             "fetched then."]
+    if failure is not None and (step := NEXT_STEPS.get(failure)):
+        lines.append(f"next: {step} (`starfeed source set {source_id}` gives a source options; `starfeed inspect "
+                     "URL` with them tries them first)")
+    return "\n".join(lines)
 
 
 def _set(args) -> None:

@@ -38,6 +38,15 @@ class NotStoredYet(Exception):
     """The message came before its entry's write was done: retried, dead-lettered if it never is."""
 
 
+class HostBusy(Exception):
+    """The article's host asks for a delay between requests (robots.txt's Crawl-delay) and its turn
+    is another request's: the entry waits for the turn, `until` (docs/design.md#crawl-delay)."""
+
+    def __init__(self, until: float, reason: str):
+        super().__init__(reason)
+        self.until = until
+
+
 @dataclass(frozen=True)
 class EnrichMessage:
     feed_id: str
@@ -67,10 +76,12 @@ class Known:
 
 
 def enrich(storage: Storage, analyzer: Analyzer, message: EnrichMessage, now: float,
-           known: Known | None = None) -> list[str]:
+           known: Known | None = None, wait_for_turn: bool = True) -> list[str]:
     """The feeds to render again once the entry is analyzed; [] when there is nothing to do (the
     source is gone, removed, disabled or no longer deframed; the entry has expired). Raises
-    OverBudget, or AnalyzerError (recorded on the source) for the message to be retried."""
+    OverBudget, or AnalyzerError (recorded on the source) for the message to be retried; HostBusy
+    when the article's host's crawl-delay turn is another request's, unless not wait_for_turn:
+    then the feed's own content is analyzed, and the result says why."""
     known = known or Known()
     if message.feed_id not in known.sources:
         known.sources[message.feed_id] = storage.sources.get(message.feed_id)
@@ -84,7 +95,7 @@ def enrich(storage: Storage, analyzer: Analyzer, message: EnrichMessage, now: fl
     prompt = prompt_for(source.prompt)
     if (entry.analyzer_result or {}).get("prompt_version") == prompt.version:
         return kind_of(source).targets(source)  # a redelivered message: analyzed already, its render may be lost
-    request = request_for(storage, source, entry, prompt, now, known.robots)
+    request = request_for(storage, source, entry, prompt, now, known.robots, wait_for_turn)
     # Counted when the call is sure to be made: a download that fails costs no budget.
     if not storage.analyses.reserve(now):
         raise OverBudget(f"today's budget is spent ({storage.settings.analyzer_daily_calls} calls, "
@@ -112,11 +123,11 @@ def enrich(storage: Storage, analyzer: Analyzer, message: EnrichMessage, now: fl
 
 
 def request_for(storage: Storage, source: Source, entry: Entry, prompt: Prompt, now: float,
-                robots_known: dict[str, dict]) -> AnalysisRequest:
+                robots_known: dict[str, dict], wait_for_turn: bool = True) -> AnalysisRequest:
     """The article's main text when it can be had, else the feed's own content and why not."""
     settings = storage.settings
     title = entry.title or ""
-    text, why = article_text(storage, source, entry, now, robots_known)
+    text, why = article_text(storage, source, entry, now, robots_known, wait_for_turn)
     if text is not None:
         return AnalysisRequest(title, text[:settings.analyzer_input_chars], entry.canonical_link, prompt, "article")
     feed_text = text_of(entry.content) or text_of(entry.summary) or title
@@ -125,14 +136,20 @@ def request_for(storage: Storage, source: Source, entry: Entry, prompt: Prompt, 
 
 
 def article_text(storage: Storage, source: Source, entry: Entry, now: float,
-                 robots_known: dict[str, dict]) -> tuple[str | None, str | None]:
-    """(the article's main text, None), or (None, why it could not be had)."""
+                 robots_known: dict[str, dict], wait_for_turn: bool = True) -> tuple[str | None, str | None]:
+    """(the article's main text, None), or (None, why it could not be had). A host that asks for
+    a delay between requests is asked only on its turn, as the fetcher asks it (robots.turn)."""
     link = entry.canonical_link
     if not link:
         return None, "the entry has no link"
     allowed = robots.check(storage, link, now, robots_known)
     if not allowed.allowed:
         return None, allowed.reason
+    if (free_at := robots.turn(storage, link, allowed, now)) is not None:
+        why = f"{robots.crawl_delay_words(allowed.crawl_delay or 0, link)}, and its turn was another request's"
+        if wait_for_turn:
+            raise HostBusy(free_at, why)
+        return None, why
     result = fetch(link, storage.settings)
     if result.status is not None:
         store_raw(storage, source, result, now)  # kept before it is read, as every fetch

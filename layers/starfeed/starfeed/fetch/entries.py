@@ -10,7 +10,7 @@ from contextvars import ContextVar
 from dataclasses import replace
 
 from starfeed.model import Digest, Document, Entry, EntryWrites, Source, Verdict
-from starfeed.parse.dedupe import Upserted, admitted, decide, unvouched, vouches
+from starfeed.parse.dedupe import Upserted, admitted, continued, decide, formers, unvouched, vouches
 from starfeed.render import rule_set_targets
 from starfeed.rules.judge import RuleBook, Subject, judged
 from starfeed.store import Storage
@@ -58,7 +58,9 @@ def store_entries(storage: Storage, entries: Sequence[Entry], now: float, collec
         return Upserted([], refused)
     feed_id, settings = (entries or left_out)[0].feed_id, storage.settings
     digest = storage.entries.digest(feed_id) if vouches(document) else Digest()
-    stored = storage.entries.stored(feed_id, unvouched(entries, digest))
+    entries, left_out = continued(entries, digest, {}), continued(left_out, digest, {})
+    stored = storage.entries.stored(feed_id, unvouched(entries, digest) + formers(entries, digest))
+    entries = continued(entries, digest, stored)
     writes = decide(entries, document, digest, stored, now, max_rewrites=settings.max_rewrites,
                     sighting_refresh=settings.sighting_refresh, left_out=left_out)
     if writes.new or writes.inserts or writes.rewrites:

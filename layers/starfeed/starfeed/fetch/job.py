@@ -13,6 +13,7 @@ from starfeed import observe
 from starfeed.fetch.record import wait_for_host
 from starfeed.kinds.registry import kind_of
 from starfeed.model import FetchOutcome
+from starfeed.schedule.decide import asked_host
 from starfeed.store import Storage
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,8 @@ def fetch_source(storage: Storage, source_id: str, lease: float | None = None,
         log.info("fetcher: %s: this message's lease is not the source's; skipped", source_id)
         return None
     lease = source.locked_until
-    paused = storage.hosts.paused({source.host}, now).get(source.host)
+    host = asked_host(source, now, storage.settings)  # a WebSub lease's renewal alone asks the hub's
+    paused = storage.hosts.paused({host}, now).get(host)
     if paused is not None:
         wait_for_host(storage, source, paused.until, now)
         return None

@@ -82,7 +82,12 @@ def turn(storage: Storage, url: str, allowed: RobotsAnswer, now: float) -> float
     if not allowed.crawl_delay:
         return None
     return storage.hosts.take_turn(host_key_of(url), now, now + allowed.crawl_delay,
-                                   f"Crawl-delay: {allowed.crawl_delay:g} s ({robots_url(url)})")
+                                   crawl_delay_words(allowed.crawl_delay, url))
+
+
+def crawl_delay_words(delay: float, url: str) -> str:
+    """A Crawl-delay's turn, as a host's pause names it."""
+    return f"its robots.txt asks for {delay:g} s between requests (Crawl-delay in {robots_url(url)})"
 
 
 def _fresh(record: object, now: float) -> bool:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from starfeed.model import Digest, Document, Entry, EntryWrites, Rewrite, StoredEntry, sort_key_of
 from starfeed.parse.digest import departed, due, never_stored, sighted, unchanged
+from starfeed.parse.normalize import former_uid
 
 
 @dataclass
@@ -57,6 +58,22 @@ def vouches(document: Document) -> bool:
 def unvouched(entries: Sequence[Entry], digest: Digest) -> list[str]:
     """The entries whose stored item the decision needs: those the digest does not hold unchanged."""
     return [e.entry_uid for e in entries if not unchanged(digest, e)]
+
+
+def formers(entries: Sequence[Entry], digest: Digest) -> list[str]:
+    """The former uids (normalize.former_uid) whose stored item continued() needs: those of the
+    entries neither their uid nor their former uid is held under."""
+    return [former for e in entries
+            if e.entry_uid not in digest.held and (former := former_uid(e)) and former not in digest.held]
+
+
+def continued(entries: Sequence[Entry], digest: Digest, stored: Mapping[str, StoredEntry]) -> list[Entry]:
+    """The entries, each under the uid it is known by: an entry stored (or remembered) before its
+    uid stopped holding its date keeps its former uid, as long as its feed gives it that date.
+    Without it, an upgrade would store every dated entry of every feed without ids as new again."""
+    known = digest.held.keys() | stored.keys()
+    return [replace(e, entry_uid=former) if e.entry_uid not in known and (former := former_uid(e)) in known else e
+            for e in entries]
 
 
 def _stamp(epoch: float) -> str:

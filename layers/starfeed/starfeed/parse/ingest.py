@@ -141,7 +141,7 @@ def read_selected(body: bytes, url: str, content_type: str | None, source: Sourc
     if source.selectors is None:
         return Ingested(error="no selectors stored for this page: `starfeed source set ID --items SEL --title SEL "
                               "--link SEL` gives them")
-    page = read_page(body, url, content_type, source.selectors, settings.max_items)
+    page = read_page(body, url, content_type, source.selectors, settings.max_items, settings)
     if page.error:
         return Ingested(format="selectors", error=page.error, warnings=page.warnings)
     entries = normalize_entries(page.entries, source.source_id, page.base, now, settings)

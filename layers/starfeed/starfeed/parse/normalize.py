@@ -131,7 +131,7 @@ def normalize_entry(raw: Mapping[str, Any], feed_id: str, feed_url: str, seen: s
     # rather than sanitizing the same markup twice.
     summary = text_of(content) if body is raw_summary else clean_text(raw_summary)
     native_id = xml_safe(_str(raw.get("id")) or "").strip()
-    uid = native_id or _sha256("\x1f".join([link or "", title or "", published or "", feed_id]))
+    uid = native_id or derived_uid(link, title, published, feed_id)
     return Entry(
         entry_uid=uid,
         feed_id=feed_id,
@@ -149,6 +149,29 @@ def normalize_entry(raw: Mapping[str, Any], feed_id: str, feed_url: str, seen: s
         last_seen=seen,
         content_hash=_sha256("\x1f".join([title or "", link or "", content or ""])),
     )
+
+
+def derived_uid(link: str | None, title: str | None, published: str | None, feed_id: str) -> str:
+    """The uid of an entry its feed gives no id: its link and title name it, and its date only
+    when it has neither. A feed may move an entry's date (one dated in the future corrected into
+    the past); the entry it moves is the same one, not a new one."""
+    return _sha256("\x1f".join([link or "", title or "", "" if link or title else published or "", feed_id]))
+
+
+def former_uid(entry: Entry) -> str | None:
+    """The uid an entry with a derived uid had when its date was part of every derivation, when
+    it differs from its uid: the entries stored under it keep it (parse/dedupe.py, continued), so
+    an upgrade announces none of them again. None for an entry whose feed gives it an id, and for
+    one whose uid its date is still part of."""
+    link, title, published = entry.canonical_link, entry.title, entry.published
+    if not published or not (link or title):
+        return None
+    derived = derived_uid(link, title, published, entry.feed_id)
+    if entry.entry_uid != derived and not entry.entry_uid.startswith(derived + "#"):
+        return None
+    # One that shares its link and title with an earlier entry of its feed has a suffix now; its
+    # date told them apart before.
+    return _sha256("\x1f".join([link or "", title or "", published, entry.feed_id]))
 
 
 def _authors(raw: Mapping[str, Any]) -> list[Author]:

@@ -17,13 +17,15 @@ from typing import Any
 
 import lxml.html
 from cssselect import SelectorError
+from cssselect.parser import tokenize
 from lxml import etree
 from lxml.cssselect import CSSSelector
 
 from starfeed.model import Selectors
 from starfeed.parse.normalize import parse_date, web_link
+from starfeed.settings import Settings
 
-SELECTOR_CHARS = 1000  # a selector is stored on its source's item
+DEFAULTS = Settings()
 REQUIRED = ("items", "title", "link")
 OPTIONAL = ("date", "summary")
 # How the error of a selector that found nothing starts: the few words `source list` shows of it.
@@ -61,27 +63,41 @@ def given(selectors: Selectors) -> list[tuple[str, str]]:
     return [(role, selector) for role, selector in pairs if selector]
 
 
-def selectors_problem(selectors: Selectors) -> str | None:
-    """Why these selectors cannot read a page (one missing, or one that does not compile), or None."""
+def selectors_problem(selectors: Selectors, limits: Settings = DEFAULTS) -> str | None:
+    """Why these selectors cannot read a page (one missing, too long or complex, or one that does
+    not compile), or None. limits: the max_selector_* settings."""
     for role in REQUIRED:
         if not (getattr(selectors, role) or "").strip():
             return f"a page read by selectors needs --items, --title and --link: --{role} is missing"
     for role, selector in given(selectors):
-        problem = selector_problem(role, selector)
+        problem = selector_problem(role, selector, limits)
         if problem:
             return problem
     return None
 
 
-def selector_problem(role: str, selector: str) -> str | None:
-    """Why one selector does not compile (cssselect's reason), or None."""
-    if len(selector) > SELECTOR_CHARS:
-        return f"the {role} selector is {len(selector):,} characters long: at most {SELECTOR_CHARS:,}"
+def selector_problem(role: str, selector: str, limits: Settings = DEFAULTS) -> str | None:
+    """Why one selector cannot be used: too long, of too many parts (each part is work for every
+    element of a page, and nesting is parts too), or not compiled (cssselect's reason); or None."""
+    if len(selector) > limits.max_selector_chars:
+        return (f"the {role} selector is {len(selector):,} characters long: at most {limits.max_selector_chars:,} "
+                "(STARFEED_MAX_SELECTOR_CHARS)")
+    parts = selector_parts(selector)
+    if parts > limits.max_selector_parts:
+        return (f"the {role} selector {_quoted(selector)} has {parts} parts (names, classes, combinators, "
+                f"spaces, brackets): at most {limits.max_selector_parts} (STARFEED_MAX_SELECTOR_PARTS), so that no "
+                "selector is costly to run on every element of a page")
     try:
         _compiled(selector)
-    except SelectorError as exc:
+    except (SelectorError, RecursionError) as exc:
         return f"the {role} selector {_quoted(selector)} is not a CSS selector starfeed can use: {exc}"
     return None
+
+
+def selector_parts(selector: str) -> int:
+    """A selector's tokens, read without compiling it (nothing nests yet): a space between two
+    names is the descendant combinator, and counts as one."""
+    return sum(1 for token in tokenize(selector.strip()) if token.type != "EOF")
 
 
 def _compiled(selector: str) -> Any:  # an lxml CSSSelector: an XPath evaluated by libxml2
@@ -93,11 +109,12 @@ def _quoted(selector: str) -> str:
 
 
 def read_page(body: bytes, url: str, content_type: str | None, selectors: Selectors,
-              max_items: int) -> SelectedPage:
+              max_items: int, limits: Settings = DEFAULTS) -> SelectedPage:
     """The page's items (the first max_items), each with a title and an http(s) link; a date and
     a summary when their selectors find one. An item without a title or link is left out, with a
-    warning; a selector that finds nothing in any item is the page's error."""
-    problem = selectors_problem(selectors)
+    warning; a selector that finds nothing in any item is the page's error. limits: the
+    max_selector_* settings, which stored selectors are held to again."""
+    problem = selectors_problem(selectors, limits)
     if problem:
         return SelectedPage(error=problem)
     document = _document(body, content_type)

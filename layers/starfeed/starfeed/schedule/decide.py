@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from starfeed.model import FetchOutcome, Pace, Source
+from starfeed.model import FetchOutcome, Pace, Source, host_key_of
 from starfeed.parse.normalize import rfc3339
 from starfeed.schedule.policy import parked, rearmed, refused_wait
 from starfeed.settings import Settings
@@ -78,6 +78,16 @@ def renewal_only(source: Source, now: float, settings: Settings) -> bool:
     """A due check that is for the WebSub lease's renewal alone: the hub is asked, the feed is not
     polled (docs/design.md#websub-renewal)."""
     return renews_only(source.push, safety_poll_at(source.last_fetch_at, source.interval, now), now, settings)
+
+
+def asked_host(source: Source, now: float, settings: Settings) -> str:
+    """The host a due check asks, whose pause holds it: for a WebSub lease's renewal alone, the
+    hub's (the feed is not asked, and a pause of the feed's host must not let the lease lapse);
+    else the source's."""
+    hub = (source.push or {}).get("hub")
+    if isinstance(hub, str) and hub and renewal_only(source, now, settings):
+        return host_key_of(hub)
+    return source.host
 
 
 def _pushed(source: Source, poll_at: float, settings: Settings) -> tuple[float, str]:

@@ -9,6 +9,7 @@ from starfeed import observe
 from starfeed.kinds.registry import named
 from starfeed.model import Pace
 from starfeed.schedule import freshness
+from starfeed.schedule.decide import asked_host
 from starfeed.schedule.dispatch import lease, message_group
 from starfeed.schedule.pace import EVERY as PACE_EVERY
 from starfeed.schedule.pace import next_pace
@@ -37,15 +38,17 @@ def _run_tick(storage: Storage, now: float) -> TickReport:
     # One read of the host pauses a run: a paused host's sources wait for its pause to end. The
     # GitHub host's is read every run: while a refused token stops it, GitHubStopped says so
     # (its alarm stays on until `starfeed github connect`), busy run or idle.
+    # A WebSub lease's renewal alone asks the hub, not the feed: the hub's host is the one to wait for.
     github = storage.settings.github_host
-    pauses = storage.hosts.paused({s.host for s in leased} | ({github} if github else set()), now)
+    asked = {source.source_id: asked_host(source, now, storage.settings) for source in leased}
+    pauses = storage.hosts.paused(set(asked.values()) | ({github} if github else set()), now)
     if github in pauses and pauses[github].stopped:
         observe.metric(observe.GITHUB_STOPPED, 1)
     messages = []
     for source in leased:
-        if source.host in pauses:
+        if (host := asked[source.source_id]) in pauses:
             storage.sources.change(source.source_id, {
-                "next_check_at": pauses[source.host].until, "locked_until": None, "reason": "host-paused"})
+                "next_check_at": pauses[host].until, "locked_until": None, "reason": "host-paused"})
             continue
         messages.append(FetchMessage(source.source_id, source.next_check_at or now,
                                      message_group(source, storage.settings), source.locked_until))

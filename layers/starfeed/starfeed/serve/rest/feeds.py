@@ -15,6 +15,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from starfeed import subscribe
 from starfeed.cursors import MAX_CURSOR_LENGTH, BadCursor, decode_keys, encode_keys
+from starfeed.model import Selectors
 from starfeed.serve.rest.models import PAGE_LIMIT, EntryPage, Feed, FeedPage, NewFeed, Refetch, Subscribed
 from starfeed.serve.rest.paging import link_header, page_url
 from starfeed.serve.rest.problems import ApiProblem, responses
@@ -133,7 +134,8 @@ def router(storage: Storage, base: Callable[[], str]) -> Router:
             done = subscribe.subscribe_url(storage, new.url, time.time(), collections=new.collections or None,
                                            backfill=new.backfill, website=new.website, pick=new.pick,
                                            no_check=not new.check, enforce_domain=new.enforce_domain,
-                                           no_root_domain=new.no_root_domain, deframe=new.deframe)
+                                           no_root_domain=new.no_root_domain, deframe=new.deframe,
+                                           selectors=Selectors(**new.selectors.model_dump()) if new.selectors else None)
             if new.history:  # a feed subscribed already too: its history is what was asked for
                 done.source = subscribe.start_history(storage, done.source.source_id, time.time())
         except subscribe.Refused as exc:

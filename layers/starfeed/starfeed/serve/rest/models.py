@@ -70,11 +70,24 @@ class Feed(BaseModel):
                                                "(`source add --header ... --cookie ... --proxy ...`); null: none")
     proxy: str | None = Field(default=None, description="the proxy its requests go through, without credentials: "
                               "its own, else STARFEED_PROXY's; null: none")
+    selectors: PageSelectors | None = Field(default=None, description="a page read by selectors: how it is read")
 
 
 class FeedPage(BaseModel):
     feeds: list[Feed]
     next: str | None = Field(description="the next page's URL (also a Link rel=next header); null on the last")
+
+
+class PageSelectors(BaseModel):
+    """A page without a feed, read by CSS selectors (`source add URL --items SEL --title SEL --link SEL
+    [--date SEL] [--summary SEL]`): each item the items selector finds is an entry."""
+
+    model_config = ConfigDict(extra="forbid")
+    items: str = Field(min_length=1, description="CSS selector of the page's items, each an entry")
+    title: str = Field(min_length=1, description="CSS selector of an item's title, within the item")
+    link: str = Field(min_length=1, description="CSS selector of an item's link (its href), within the item")
+    date: str | None = Field(default=None, description="CSS selector of an item's date, within the item")
+    summary: str | None = Field(default=None, description="CSS selector of an item's summary, within the item")
 
 
 class NewFeed(BaseModel):
@@ -85,6 +98,10 @@ class NewFeed(BaseModel):
     collections: list[str] = Field(default=[], max_length=20)
     backfill: int = Field(default=0, ge=0, le=1000, description="keep the newest N entries of the first fetch")
     website: bool = Field(default=False, description="follow the page's main article instead of a feed")
+    selectors: PageSelectors | None = Field(default=None, description="read a page without a feed by these "
+                                            "selectors: checked on the page first, as `source add` does, and "
+                                            "refused (422) when one does not compile, is too long or complex, "
+                                            "or finds nothing")
     pick: int | None = Field(default=None, ge=1, le=100, description="the Nth feed an HTML page announces")
     check: bool = Field(default=True, description="false: subscribe without fetching first")
     enforce_domain: bool = False

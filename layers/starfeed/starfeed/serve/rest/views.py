@@ -3,6 +3,7 @@ policy every output follows, times in RFC 3339, and each one's links."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from urllib.parse import quote
 
 from starfeed.fetch.options import shown, via
@@ -51,7 +52,8 @@ def feed_view(source: Source, base: str, global_proxy: str = "") -> models.Feed:
                                entries=f"{base}{V1}/feeds/{source.source_id}/entries"),
         history=source.history and {k: source.history.get(k) for k in ("state", "documents", "entries", "reason")},
         request=models.RequestOptionsView(**options) if options else None,
-        proxy=via(source.request, global_proxy))
+        proxy=via(source.request, global_proxy),
+        selectors=models.PageSelectors(**asdict(source.selectors)) if source.selectors else None)
 
 
 def entry_path(entry_uid: str) -> str:
