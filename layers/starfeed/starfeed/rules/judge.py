@@ -23,7 +23,7 @@ import re2
 from starfeed.enrich.analysis import score_of
 from starfeed.model import Entry, Rule, RuleAction, RuleField, RuleMatch, Source, Verdict, host_of
 from starfeed.parse.text import ELLIPSIS, text_of
-from starfeed.rules.grammar import NUMERIC, compiled, is_regex, number_of, options
+from starfeed.rules.grammar import NUMERIC, compiled, is_regex, number_of, options, phrase_source
 
 DAY = 86_400
 _STAMP = "%Y-%m-%dT%H:%M:%SZ"  # as entries' dates are stored: compared as strings
@@ -36,6 +36,7 @@ _SET = -1  # the level of a named set's rule: it judges its set's feed only
 _HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#\s]*@)?"
                    r"(\[[^\]/?#@\s]*\]|[^:/?#\[\]@\s]+)(?::[^/?#@\s\[\]]*)?(?=[/?#]|$)")
 _APART = "\x00"  # between values matched as one text: never in a stored text nor in a pattern
+_SET_MEMORY = 32 << 20  # bytes a field's set may take for its program and its scans
 _PLANS_MAX = 4096  # subjects whose plan a book keeps (a sweep meets every source)
 
 
@@ -110,6 +111,12 @@ class _Pattern:
     def __init__(self, key: int, field: RuleField, pattern: str) -> None:
         self.key, self.field, self.pattern = key, field, pattern
         self.regex = compiled(pattern)
+        # In a field's set, words are looked for without their edges: a word's edge is any
+        # character but a letter, digit or "_" of any script, a class so large in RE2's bytes
+        # that 200 patterns holding it twice would not fit a set. What the set finds is then
+        # confirmed whole words by the pattern itself.
+        self.confirmed = not is_regex(pattern)
+        self.in_set = phrase_source(pattern) if self.confirmed else self.regex.pattern
 
     def found(self, values: Iterable[str]) -> str | None:
         """The text the pattern finds in the first value it is found in (the words of a phrase)."""
@@ -117,6 +124,14 @@ class _Pattern:
             if match := self.regex.search(value):
                 return str(match.group(0) if is_regex(self.pattern) else match.group(1))
         return None
+
+
+def _set_options() -> re2.Options:
+    """A set holds up to rules_max patterns: more memory than one pattern's default (taken as the
+    scan needs it, not at once)."""
+    chosen = options()
+    chosen.max_mem = _SET_MEMORY
+    return chosen
 
 
 class _FieldSet:
@@ -127,12 +142,12 @@ class _FieldSet:
         # Words are found in many values (categories, authors) in one scan of them joined: no
         # phrase spans the character between two, and it is a word's edge.
         self.joinable = not any(is_regex(pattern.pattern) for pattern in patterns)
-        self.set: re2.Set | None = re2.Set.SearchSet(options())
+        self.set: re2.Set | None = re2.Set.SearchSet(_set_options())
         # The empty pattern is found in every text: a scan whose answer lacks it did not finish
         # (RE2's set has no slower engine to fall back to when its memory runs out).
         self.set.Add("")
         for pattern in patterns:
-            self.set.Add(pattern.regex.pattern)
+            self.set.Add(pattern.in_set)
         try:
             self.set.Compile()
         except re2.error:
@@ -144,7 +159,8 @@ class _FieldSet:
         for value in values:
             scanned = self.set.Match(value.encode("utf-8", "replace")) if self.set is not None else None
             if scanned:
-                into.update(self.patterns[index - 1].key for index in scanned if index)
+                into.update(pattern.key for pattern in (self.patterns[index - 1] for index in scanned if index)
+                            if not pattern.confirmed or pattern.regex.search(value))
             else:
                 into.update(pattern.key for pattern in self.patterns if pattern.regex.search(value))
 
@@ -241,6 +257,7 @@ class _Plan:
     triggered: dict[int, list[int]]  # a pattern's key -> positions in rules it may make hold
     allowlists: list[_Rule | None]  # each level's first keep rule
     found: set[int] = field(default_factory=set)  # patterns found in the subject (the source field)
+    unmatched: Verdict = Verdict()  # of an entry no rule matches: its allowlists' alone
 
 
 class RuleBook:
@@ -303,6 +320,7 @@ class RuleBook:
                 allowlists[level] = rule
         plan = _Plan(rules, [s for f, s in self._fields.items() if f in used and f is not RuleField.SOURCE],
                      always, triggered, allowlists)
+        plan.unmatched = Verdict(self._blocked_by(plan, [False, False, False], [None, None, None], None))
         if RuleField.SOURCE in used:
             self._fields[RuleField.SOURCE].found(_source_values(subject), plan.found)
         if len(self._plans) >= _PLANS_MAX:
@@ -320,6 +338,8 @@ class RuleBook:
         asked = set(plan.always)
         for key in found:
             asked.update(plan.triggered.get(key, ()))
+        if not asked and reasons is None:
+            return plan.unmatched
         if self._cutoffs.now != now:
             self._cutoffs = _Cutoffs(now)
         kept: list[bool] = [False, False, False]
