@@ -36,6 +36,7 @@ _SET = -1  # the level of a named set's rule: it judges its set's feed only
 _HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#\s]*@)?"
                    r"(\[[^\]/?#@\s]*\]|[^:/?#\[\]@\s]+)(?::[^/?#@\s\[\]]*)?(?=[/?#]|$)")
 _APART = "\x00"  # between values matched as one text: never in a stored text nor in a pattern
+_ONLY_SENTINEL = [0]  # a set's answer when it found none of its patterns
 _SET_MEMORY = 32 << 20  # bytes a field's set may take for its program and its scans
 _PLANS_MAX = 4096  # subjects whose plan a book keeps (a sweep meets every source)
 
@@ -137,8 +138,8 @@ def _set_options() -> re2.Options:
 class _FieldSet:
     """A field's patterns as one RE2 set: one scan of each value finds every pattern in it."""
 
-    def __init__(self, patterns: list[_Pattern]) -> None:
-        self.patterns = patterns
+    def __init__(self, field: RuleField, patterns: list[_Pattern]) -> None:
+        self.field, self.patterns = field, patterns
         # Words are found in many values (categories, authors) in one scan of them joined: no
         # phrase spans the character between two, and it is a word's edge.
         self.joinable = not any(is_regex(pattern.pattern) for pattern in patterns)
@@ -157,10 +158,13 @@ class _FieldSet:
         if self.joinable and len(values) > 1:
             values = (_APART.join(values),)
         for value in values:
-            scanned = self.set.Match(value.encode("utf-8", "replace")) if self.set is not None else None
+            encoded = value.encode("utf-8", "replace")  # once, for every pattern (RE2 reads UTF-8)
+            scanned = self.set.Match(encoded) if self.set is not None else None
+            if scanned == _ONLY_SENTINEL:  # most values: nothing found
+                continue
             if scanned:
                 into.update(pattern.key for pattern in (self.patterns[index - 1] for index in scanned if index)
-                            if not pattern.confirmed or pattern.regex.search(value))
+                            if not pattern.confirmed or pattern.regex.search(encoded))
             else:
                 into.update(pattern.key for pattern in self.patterns if pattern.regex.search(value))
 
@@ -281,7 +285,7 @@ class RuleBook:
                 conditions.append(_Condition(match, patterns[key], 0.0))
             compiled_rules.append(_Rule(order, rule, tuple(conditions)))
         self._rules = tuple(compiled_rules)
-        self._fields = {f: _FieldSet([p for p in patterns.values() if p.field is f])
+        self._fields = {f: _FieldSet(f, [p for p in patterns.values() if p.field is f])
                         for f in RuleField if any(p.field is f for p in patterns.values())}
         self._plans: dict[Subject, _Plan] = {}
         self._cutoffs = _Cutoffs(0.0)
@@ -334,7 +338,7 @@ class RuleBook:
             return Verdict()
         found = set(plan.found)
         for field_set in plan.fields:
-            field_set.found(values_of(field_set.patterns[0].field, entry, subject), found)
+            field_set.found(values_of(field_set.field, entry, subject), found)
         asked = set(plan.always)
         for key in found:
             asked.update(plan.triggered.get(key, ()))
