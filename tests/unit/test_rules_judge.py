@@ -263,3 +263,13 @@ def test_a_book_of_the_most_rules_allowed_compiles_into_sets():
     assert all(field_set.set is not None for field_set in book._fields.values())
     assert book.judge(entry(title="Title 7 of many", content="<p>It has word7 and phrase 7.</p>"),
                       SUBJECT, NOW).blocked_by == "r7"
+
+
+def test_a_stored_rule_that_no_longer_compiles_judges_nothing_and_is_named():
+    rules = [rule("bad", BLOCK, (F.TITLE, "/(?<=x)y/")), rule("scope", BLOCK, HELLO, scope="somewhere"),
+             rule("age", BLOCK, (F.AGE, "soon")), rule("b", BLOCK, HELLO, rule_set="s"), rule("g", BLOCK, HELLO)]
+    book = RuleBook.of(rules)
+    assert [rule_id for rule_id, _ in book.refused] == ["bad", "scope", "age"]
+    assert "look-around" in book.refused[0][1]
+    assert book.rule_sets == ("s",)
+    assert book.judge(entry(), SUBJECT, NOW) == Verdict("g", (), ())

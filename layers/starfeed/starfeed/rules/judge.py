@@ -23,7 +23,16 @@ import re2
 from starfeed.enrich.analysis import score_of
 from starfeed.model import Entry, Rule, RuleAction, RuleField, RuleMatch, Source, Verdict, host_of
 from starfeed.parse.text import ELLIPSIS, text_of
-from starfeed.rules.grammar import NUMERIC, compiled, is_regex, number_of, options, phrase_source
+from starfeed.rules.grammar import (
+    NUMERIC,
+    RuleError,
+    check_scope,
+    compiled,
+    is_regex,
+    number_of,
+    options,
+    phrase_source,
+)
 
 DAY = 86_400
 _STAMP = "%Y-%m-%dT%H:%M:%SZ"  # as entries' dates are stored: compared as strings
@@ -264,27 +273,40 @@ class _Plan:
     unmatched: Verdict = Verdict()  # of an entry no rule matches: its allowlists' alone
 
 
+def _condition(match: RuleMatch, patterns: dict[tuple[RuleField, str], _Pattern]) -> _Condition:
+    """The match compiled, its pattern shared with every rule's that has it; RuleError when it
+    does not compile (and then nothing is shared)."""
+    if match.field in NUMERIC:
+        return _Condition(match, None, number_of(match))
+    key = (match.field, match.pattern)
+    if key not in patterns:
+        patterns[key] = _Pattern(len(patterns), match.field, match.pattern)
+    return _Condition(match, patterns[key], 0.0)
+
+
 class RuleBook:
     """The rules compiled once, to judge many entries."""
 
     def __init__(self, rules: Sequence[Rule], version: int) -> None:
         self.version = version
-        self.rules = tuple(rules)
-        self.rule_sets = tuple(sorted({rule.rule_set for rule in rules if rule.rule_set is not None}))
+        # A stored rule that no longer passes (edited by hand, or a limit lowered since) judges
+        # nothing, rather than stopping every fetch: it is named here, with why.
+        self.refused: list[tuple[str, str]] = []
         patterns: dict[tuple[RuleField, str], _Pattern] = {}
         compiled_rules = []
         for order, rule in enumerate(rules):
-            conditions = []
-            for match in rule.matches:
-                if match.field in NUMERIC:
-                    conditions.append(_Condition(match, None, number_of(match)))
-                    continue
-                key = (match.field, match.pattern)
-                if key not in patterns:
-                    patterns[key] = _Pattern(len(patterns), match.field, match.pattern)
-                conditions.append(_Condition(match, patterns[key], 0.0))
-            compiled_rules.append(_Rule(order, rule, tuple(conditions)))
+            try:
+                check_scope(rule.scope)
+                if not rule.matches:
+                    raise RuleError("a rule needs at least one match")
+                conditions = tuple(_condition(match, patterns) for match in rule.matches)
+            except RuleError as refused:
+                self.refused.append((rule.rule_id, str(refused)))
+                continue
+            compiled_rules.append(_Rule(order, rule, conditions))
         self._rules = tuple(compiled_rules)
+        self.rules = tuple(compiled.rule for compiled in compiled_rules)
+        self.rule_sets = tuple(sorted({rule.rule_set for rule in self.rules if rule.rule_set is not None}))
         self._fields = {f: _FieldSet(f, [p for p in patterns.values() if p.field is f])
                         for f in RuleField if any(p.field is f for p in patterns.values())}
         self._plans: dict[Subject, _Plan] = {}
