@@ -88,7 +88,7 @@ def values_of(field: RuleField, entry: Entry, subject: Subject) -> tuple[str, ..
     if field is RuleField.HOST:
         return (host,) if entry.canonical_link and (host := _host(entry.canonical_link)) else ()
     if field is RuleField.CATEGORY:
-        return tuple(category for category in entry.categories if category)
+        return tuple(filter(None, entry.categories))
     if field is RuleField.SOURCE:
         return _source_values(subject)
     raise ValueError(f"{field} is not matched against text")
