@@ -228,3 +228,48 @@ def test_the_subject_of_a_source_and_an_entry_judged():
     item = judged(entry(), Verdict("b", ("t1", "t2"), ("s",)))
     assert (item.blocked_by, item.tags, item.rule_sets) == ("b", ["t1", "t2"], ["s"])
     assert Verdict.of(judged(item, Verdict())) == Verdict()
+
+
+def test_a_pattern_built_to_backtrack_runs_in_linear_time():
+    rules = [rule("evil", BLOCK, (F.TEXT, "/(a+)+$/"), (F.TITLE, "/(x|x?)+y/"), any=True),
+             rule("evil2", TAG, (F.TEXT, "/(a|aa)*b/"), tag="t")]
+    item = entry(title="x" * 5000, content="<p>" + "a" * 200_000 + "!</p>")
+    started = time.process_time()
+    assert verdict(rules, item) == Verdict()
+    assert time.process_time() - started < 2
+
+
+def test_a_field_judged_pattern_by_pattern_when_its_set_cannot_be_used_says_the_same():
+    rules = [rule("b", BLOCK, (F.TITLE, "ask hn")), rule("t", TAG, (F.TITLE, "/Who is/"), tag="who"),
+             rule("n", BLOCK, (F.CATEGORY, "rust", True)), rule("c", TAG, (F.CATEGORY, "security"), tag="sec")]
+    item = text_entry()
+    book, alone = RuleBook.of(rules), RuleBook.of(rules)
+    for field_set in alone._fields.values():
+        field_set.set = None
+    assert book.judge(item, SUBJECT, NOW) == alone.judge(item, SUBJECT, NOW) == Verdict("b", ("who", "sec"), ())
+    assert book.explain(item, SUBJECT, NOW) == alone.explain(item, SUBJECT, NOW)
+
+
+def test_words_found_inside_other_words_are_not_whole_words():
+    rules = [rule("b", BLOCK, (F.TITLE, "rust")), rule("c", BLOCK, (F.CATEGORY, "space"))]
+    assert verdict(rules, entry(title="In trust we rust-proof", categories=["namespace"])).blocked_by == "b"
+    assert verdict(rules, entry(title="In trust we trust", categories=["namespace", "spaces"])).blocked_by is None
+
+
+def test_a_book_of_the_most_rules_allowed_compiles_into_sets():
+    rules = [rule(f"r{n}", BLOCK, (F.TEXT, f"word{n} and phrase {n}"), (F.TITLE, f"/^Title {n}\\b/"))
+             for n in range(Settings().rules_max)]
+    book = RuleBook.of(rules)
+    assert all(field_set.set is not None for field_set in book._fields.values())
+    assert book.judge(entry(title="Title 7 of many", content="<p>It has word7 and phrase 7.</p>"),
+                      SUBJECT, NOW).blocked_by == "r7"
+
+
+def test_a_stored_rule_that_no_longer_compiles_judges_nothing_and_is_named():
+    rules = [rule("bad", BLOCK, (F.TITLE, "/(?<=x)y/")), rule("scope", BLOCK, HELLO, scope="somewhere"),
+             rule("age", BLOCK, (F.AGE, "soon")), rule("b", BLOCK, HELLO, rule_set="s"), rule("g", BLOCK, HELLO)]
+    book = RuleBook.of(rules)
+    assert [rule_id for rule_id, _ in book.refused] == ["bad", "scope", "age"]
+    assert "look-around" in book.refused[0][1]
+    assert book.rule_sets == ("s",)
+    assert book.judge(entry(), SUBJECT, NOW) == Verdict("g", (), ())

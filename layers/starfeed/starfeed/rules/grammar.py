@@ -21,6 +21,9 @@ SOURCE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 TAG_MAX = 64  # characters: a tag is a category feeds show
 NUMERIC = frozenset({RuleField.AGE, RuleField.SCORE})
 AGE_DAYS_MAX = 36_500.0
+# Bytes one pattern's program and scans may take: a pattern that needs more is refused ("pattern
+# too large"), so rules_max patterns stay within a function's memory.
+PATTERN_MEMORY = 1 << 20
 # A word's edge: the text's start or end, or a character that is not part of a word.
 _EDGE_BEFORE, _EDGE_AFTER = r"(?:^|[^\pL\pN_])", r"(?:$|[^\pL\pN_])"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -41,9 +44,11 @@ class RuleError(ValueError):
 
 
 def options() -> re2.Options:
-    """RE2's options for every pattern: errors are ours to report, not RE2's to print."""
+    """RE2's options for every pattern: errors are ours to report, not RE2's to print; memory
+    bounded."""
     chosen = re2.Options()
     chosen.log_errors = False
+    chosen.max_mem = PATTERN_MEMORY
     return chosen
 
 
@@ -55,12 +60,16 @@ def words_of(pattern: str) -> list[str]:
     return pattern.split()
 
 
+def phrase_source(pattern: str) -> str:
+    """The words in a row, in any case, wherever they are: whole words or not."""
+    return "(?i)" + r"\s+".join(re2.escape(word) for word in words_of(pattern))
+
+
 def regex_source(pattern: str) -> str:
     """The RE2 expression a words or /regex/ pattern stands for (not checked: check_match does)."""
     if is_regex(pattern):
         return pattern[1:-1]
-    phrase = r"\s+".join(re2.escape(word) for word in words_of(pattern))
-    return f"(?i){_EDGE_BEFORE}({phrase}){_EDGE_AFTER}"
+    return f"(?i){_EDGE_BEFORE}({phrase_source(pattern)}){_EDGE_AFTER}"
 
 
 def compiled(pattern: str) -> re2._Regexp:

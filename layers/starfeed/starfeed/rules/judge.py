@@ -23,7 +23,16 @@ import re2
 from starfeed.enrich.analysis import score_of
 from starfeed.model import Entry, Rule, RuleAction, RuleField, RuleMatch, Source, Verdict, host_of
 from starfeed.parse.text import ELLIPSIS, text_of
-from starfeed.rules.grammar import NUMERIC, compiled, is_regex, number_of, options
+from starfeed.rules.grammar import (
+    NUMERIC,
+    RuleError,
+    check_scope,
+    compiled,
+    is_regex,
+    number_of,
+    options,
+    phrase_source,
+)
 
 DAY = 86_400
 _STAMP = "%Y-%m-%dT%H:%M:%SZ"  # as entries' dates are stored: compared as strings
@@ -36,6 +45,8 @@ _SET = -1  # the level of a named set's rule: it judges its set's feed only
 _HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#\s]*@)?"
                    r"(\[[^\]/?#@\s]*\]|[^:/?#\[\]@\s]+)(?::[^/?#@\s\[\]]*)?(?=[/?#]|$)")
 _APART = "\x00"  # between values matched as one text: never in a stored text nor in a pattern
+_ONLY_SENTINEL = [0]  # a set's answer when it found none of its patterns
+_SET_MEMORY = 32 << 20  # bytes a field's set may take for its program and its scans
 _PLANS_MAX = 4096  # subjects whose plan a book keeps (a sweep meets every source)
 
 
@@ -77,7 +88,7 @@ def values_of(field: RuleField, entry: Entry, subject: Subject) -> tuple[str, ..
     if field is RuleField.HOST:
         return (host,) if entry.canonical_link and (host := _host(entry.canonical_link)) else ()
     if field is RuleField.CATEGORY:
-        return tuple(category for category in entry.categories if category)
+        return tuple(filter(None, entry.categories))
     if field is RuleField.SOURCE:
         return _source_values(subject)
     raise ValueError(f"{field} is not matched against text")
@@ -110,6 +121,12 @@ class _Pattern:
     def __init__(self, key: int, field: RuleField, pattern: str) -> None:
         self.key, self.field, self.pattern = key, field, pattern
         self.regex = compiled(pattern)
+        # In a field's set, words are looked for without their edges: a word's edge is any
+        # character but a letter, digit or "_" of any script, a class so large in RE2's bytes
+        # that 200 patterns holding it twice would not fit a set. What the set finds is then
+        # confirmed whole words by the pattern itself.
+        self.confirmed = not is_regex(pattern)
+        self.in_set = phrase_source(pattern) if self.confirmed else self.regex.pattern
 
     def found(self, values: Iterable[str]) -> str | None:
         """The text the pattern finds in the first value it is found in (the words of a phrase)."""
@@ -119,20 +136,28 @@ class _Pattern:
         return None
 
 
+def _set_options() -> re2.Options:
+    """A set holds up to rules_max patterns: more memory than one pattern's default (taken as the
+    scan needs it, not at once)."""
+    chosen = options()
+    chosen.max_mem = _SET_MEMORY
+    return chosen
+
+
 class _FieldSet:
     """A field's patterns as one RE2 set: one scan of each value finds every pattern in it."""
 
-    def __init__(self, patterns: list[_Pattern]) -> None:
-        self.patterns = patterns
+    def __init__(self, field: RuleField, patterns: list[_Pattern]) -> None:
+        self.field, self.patterns = field, patterns
         # Words are found in many values (categories, authors) in one scan of them joined: no
         # phrase spans the character between two, and it is a word's edge.
         self.joinable = not any(is_regex(pattern.pattern) for pattern in patterns)
-        self.set: re2.Set | None = re2.Set.SearchSet(options())
+        self.set: re2.Set | None = re2.Set.SearchSet(_set_options())
         # The empty pattern is found in every text: a scan whose answer lacks it did not finish
         # (RE2's set has no slower engine to fall back to when its memory runs out).
         self.set.Add("")
         for pattern in patterns:
-            self.set.Add(pattern.regex.pattern)
+            self.set.Add(pattern.in_set)
         try:
             self.set.Compile()
         except re2.error:
@@ -142,9 +167,13 @@ class _FieldSet:
         if self.joinable and len(values) > 1:
             values = (_APART.join(values),)
         for value in values:
-            scanned = self.set.Match(value.encode("utf-8", "replace")) if self.set is not None else None
+            encoded = value.encode("utf-8", "replace")  # once, for every pattern (RE2 reads UTF-8)
+            scanned = self.set.Match(encoded) if self.set is not None else None
+            if scanned == _ONLY_SENTINEL:  # most values: nothing found
+                continue
             if scanned:
-                into.update(self.patterns[index - 1].key for index in scanned if index)
+                into.update(pattern.key for pattern in (self.patterns[index - 1] for index in scanned if index)
+                            if not pattern.confirmed or pattern.regex.search(encoded))
             else:
                 into.update(pattern.key for pattern in self.patterns if pattern.regex.search(value))
 
@@ -241,6 +270,18 @@ class _Plan:
     triggered: dict[int, list[int]]  # a pattern's key -> positions in rules it may make hold
     allowlists: list[_Rule | None]  # each level's first keep rule
     found: set[int] = field(default_factory=set)  # patterns found in the subject (the source field)
+    unmatched: Verdict = Verdict()  # of an entry no rule matches: its allowlists' alone
+
+
+def _condition(match: RuleMatch, patterns: dict[tuple[RuleField, str], _Pattern]) -> _Condition:
+    """The match compiled, its pattern shared with every rule's that has it; RuleError when it
+    does not compile (and then nothing is shared)."""
+    if match.field in NUMERIC:
+        return _Condition(match, None, number_of(match))
+    key = (match.field, match.pattern)
+    if key not in patterns:
+        patterns[key] = _Pattern(len(patterns), match.field, match.pattern)
+    return _Condition(match, patterns[key], 0.0)
 
 
 class RuleBook:
@@ -248,23 +289,25 @@ class RuleBook:
 
     def __init__(self, rules: Sequence[Rule], version: int) -> None:
         self.version = version
-        self.rules = tuple(rules)
-        self.rule_sets = tuple(sorted({rule.rule_set for rule in rules if rule.rule_set is not None}))
+        # A stored rule that no longer passes (edited by hand, or a limit lowered since) judges
+        # nothing, rather than stopping every fetch: it is named here, with why.
+        self.refused: list[tuple[str, str]] = []
         patterns: dict[tuple[RuleField, str], _Pattern] = {}
         compiled_rules = []
         for order, rule in enumerate(rules):
-            conditions = []
-            for match in rule.matches:
-                if match.field in NUMERIC:
-                    conditions.append(_Condition(match, None, number_of(match)))
-                    continue
-                key = (match.field, match.pattern)
-                if key not in patterns:
-                    patterns[key] = _Pattern(len(patterns), match.field, match.pattern)
-                conditions.append(_Condition(match, patterns[key], 0.0))
-            compiled_rules.append(_Rule(order, rule, tuple(conditions)))
+            try:
+                check_scope(rule.scope)
+                if not rule.matches:
+                    raise RuleError("a rule needs at least one match")
+                conditions = tuple(_condition(match, patterns) for match in rule.matches)
+            except RuleError as refused:
+                self.refused.append((rule.rule_id, str(refused)))
+                continue
+            compiled_rules.append(_Rule(order, rule, conditions))
         self._rules = tuple(compiled_rules)
-        self._fields = {f: _FieldSet([p for p in patterns.values() if p.field is f])
+        self.rules = tuple(compiled.rule for compiled in compiled_rules)
+        self.rule_sets = tuple(sorted({rule.rule_set for rule in self.rules if rule.rule_set is not None}))
+        self._fields = {f: _FieldSet(f, [p for p in patterns.values() if p.field is f])
                         for f in RuleField if any(p.field is f for p in patterns.values())}
         self._plans: dict[Subject, _Plan] = {}
         self._cutoffs = _Cutoffs(0.0)
@@ -303,6 +346,7 @@ class RuleBook:
                 allowlists[level] = rule
         plan = _Plan(rules, [s for f, s in self._fields.items() if f in used and f is not RuleField.SOURCE],
                      always, triggered, allowlists)
+        plan.unmatched = Verdict(self._blocked_by(plan, [False, False, False], [None, None, None], None))
         if RuleField.SOURCE in used:
             self._fields[RuleField.SOURCE].found(_source_values(subject), plan.found)
         if len(self._plans) >= _PLANS_MAX:
@@ -316,10 +360,12 @@ class RuleBook:
             return Verdict()
         found = set(plan.found)
         for field_set in plan.fields:
-            field_set.found(values_of(field_set.patterns[0].field, entry, subject), found)
+            field_set.found(values_of(field_set.field, entry, subject), found)
         asked = set(plan.always)
         for key in found:
             asked.update(plan.triggered.get(key, ()))
+        if not asked and reasons is None:
+            return plan.unmatched
         if self._cutoffs.now != now:
             self._cutoffs = _Cutoffs(now)
         kept: list[bool] = [False, False, False]
