@@ -196,6 +196,11 @@ class Rule:
     created_at: str = ""
 
 
+# The name of a collection, and of a rule set: both sit in URLs (/c/NAME/, /r/NAME/) and as keys
+# of the collection entries table.
+FEED_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
 def rule_set_partition(rule_set: str) -> str:
     """A rule set's entries sit in the collection entries table, under this key: a collection's
     name cannot hold a slash, so the two never meet."""

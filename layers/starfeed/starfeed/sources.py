@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from starfeed.model import RequestOptions, Selectors, Source, root_domain_of, source_id_for
+from starfeed.model import FEED_NAME, RequestOptions, Selectors, Source, root_domain_of, source_id_for
 from starfeed.store import Storage
 from starfeed.store.limits import PARTITION_KEY_BYTES
 
@@ -19,7 +19,7 @@ class BadSource(ValueError):
     pass
 
 
-COLLECTION_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+COLLECTION_NAME = FEED_NAME
 
 
 def new_source(url: str, now: float, collections: list[str] | None = None, *, kind: str = "feed",

@@ -12,11 +12,10 @@ from collections.abc import Sequence
 
 import re2
 
-from starfeed.model import Rule, RuleAction, RuleField, RuleMatch
+from starfeed.model import FEED_NAME, Rule, RuleAction, RuleField, RuleMatch
 from starfeed.settings import Settings
 
-# As a collection's name (sources.COLLECTION_NAME): a set's feed sits beside collections' in URLs.
-SET_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+SET_NAME = FEED_NAME  # a set's feed sits beside collections' in URLs
 SOURCE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 TAG_MAX = 64  # characters: a tag is a category feeds show
 NUMERIC = frozenset({RuleField.AGE, RuleField.SCORE})
