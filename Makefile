@@ -11,9 +11,11 @@ SAM_CLI_VERSION := 1.170.0
 CHECKOV := .tools/checkov
 CHECKOV_VERSION := 3.3.30
 
-# The tests run on two workers, the cores of a developer's machine and CI's; a worker that runs out
-# of tests takes some of the other's, so neither waits idle at the end.
-WORKERS ?= 2
+# The tests run on three workers for the two cores of a developer's machine and CI's: an integration
+# test waits part of its time (a loopback origin's delay, a started process, moto's replies), and a
+# third worker computes meanwhile. A worker that runs out of tests takes some of another's, so none
+# waits idle at the end.
+WORKERS ?= 3
 # The package's line coverage in `make coverage` may not drop below this (percent).
 COVERAGE_FLOOR := 80
 # The shuffled run's order; SEED=N repeats one.

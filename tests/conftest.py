@@ -5,31 +5,16 @@ from pathlib import Path
 
 import pytest
 
+from starfeed.local.botocore_reuse import reuse_botocore_work
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from origin import Origin  # noqa: E402
 
-
-def _parse_botocore_models_once() -> None:
-    """botocore parses its models' JSON for each new session, and PynamoDB starts a session for
-    each model class: with a Storage for each test and every function started cold before it,
-    that parsing was most of an integration test's time. The files do not change: parse each once
-    per process (botocore already hands one parsed copy to every client of a session)."""
-    from botocore.loaders import JSONFileLoader
-
-    parse, parsed = JSONFileLoader.load_file, {}
-
-    def load_file(self, file_path):
-        if file_path not in parsed:
-            parsed[file_path] = parse(self, file_path)
-        return parsed[file_path]
-
-    JSONFileLoader.load_file = load_file
-
-
-_parse_botocore_models_once()
+# Each test's cold starts build their clients cheaply, as the local stack's do.
+reuse_botocore_work()
 
 
 def shared_corpus(*parts: str) -> Path:

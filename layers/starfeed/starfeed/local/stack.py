@@ -12,6 +12,7 @@ from pathlib import Path
 import boto3
 
 from starfeed.local import template
+from starfeed.local.botocore_reuse import reuse_botocore_work
 from starfeed.local.runtime import Function, QueueSource, load_function, load_functions, queue_sources, scheduled_event
 from starfeed.local.state import STACK_FILE, project_root, state_dir
 from starfeed.urlpolicy import redact
@@ -28,6 +29,7 @@ class LocalStack:
                  state: Path | None = None):
         from starfeed.local.faults import moto_server
 
+        reuse_botocore_work()
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         self.root = root or project_root()
         self.state = state or state_dir()
