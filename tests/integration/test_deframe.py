@@ -283,8 +283,12 @@ def test_article_downloads_take_their_host_s_crawl_delay_turn(stack, storage, or
     assert all(len(origin.hits(p)) <= 1 for p in paths)
 
     # Directly: the turn another request holds makes the entry wait, or, when told not to, read the feed.
-    now = time.time()
-    storage.hosts.take_turn(source.host, now, now + 30, "another request's turn")
+    # Once the last download's own turn has ended (under load it may still hold the host).
+    def turn_taken() -> float | None:
+        at = time.time()
+        return at if storage.hosts.take_turn(source.host, at, at + 30, "another request's turn") is None else None
+
+    now = eventually(turn_taken, 10, what="the host's turn taken")
     message = EnrichMessage(source.source_id, f"{origin.url}/slow/a")
     storage.sources.change(source.source_id, {"prompt": "Another prompt: be brief."})  # analyzed again
     with pytest.raises(HostBusy) as busy:

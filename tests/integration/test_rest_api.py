@@ -358,3 +358,11 @@ def test_the_bridge_refuses_a_body_over_api_gateway_s_limit_unread(api_url):
         assert conn.recv(200).startswith(b"HTTP/1.1 413 ")  # answered before any of the body was sent
     chunked = requests.post(f"{api_url}/websub/abcdef/0", data=iter([b"<rss/>"]), timeout=10)
     assert chunked.status_code == 411
+
+
+@pytest.mark.parametrize("path", [f"{V1}/rules", f"{V1}/feeds"])
+def test_a_body_that_is_not_utf8_is_the_caller_s_mistake_in_words(api_url, openapi, path):
+    answer = call(api_url, openapi, "POST", path, data=b'{"url": "\xc8\x00"}',
+                  headers={"Content-Type": "application/json"})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["detail"] == "the request's body is not UTF-8 text: send JSON"

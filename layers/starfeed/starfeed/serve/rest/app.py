@@ -3,6 +3,7 @@ OpenAPI document at /api/v1/openapi.json, and every error an RFC 9457 problem.""
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 from functools import cached_property
@@ -50,6 +51,18 @@ def allowed_methods(paths: dict[str, dict], path: str) -> list[str]:
         if len(parts) == len(segments) and all(p.startswith("{") or p == s for p, s in zip(parts, segments)):
             return sorted(m.upper() for m in operations)
     return []
+
+
+def readable_body(event: dict) -> bool:
+    """Whether a body API Gateway passed as base64 is UTF-8 text, as a JSON body is: any other
+    bytes are a request that is not valid (422), not a failure of ours."""
+    if not event.get("isBase64Encoded") or not event.get("body"):
+        return True
+    try:
+        base64.b64decode(event["body"]).decode()
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def authorized(event: dict) -> bool:
@@ -124,6 +137,10 @@ class RestApi:
     def resolve(self, event: dict, context) -> dict:
         if not authorized(event):
             return FORBIDDEN
+        if not readable_body(event):
+            answer = problem(422, "the request's body is not UTF-8 text: send JSON", event.get("rawPath"))
+            return {"statusCode": 422, "headers": {"Content-Type": PROBLEM_JSON}, "isBase64Encoded": False,
+                    "body": answer.body}
         event = {**event, "rawPath": routed_path(event.get("rawPath") or "/")}
         http = (event.get("requestContext") or {}).get("http") or {}
         if http.get("method") == "HEAD":  # RFC 9110 section 9.3.2: GET's answer without its body
