@@ -50,6 +50,19 @@ def test_the_rule_book_round_trips_and_a_stale_version_is_refused(storage):
     assert storage.rules.sweep() == sweep
 
 
+def test_a_rule_edited_by_hand_into_no_rule_is_left_out_and_the_others_still_judge(storage):
+    good = manage.draft(RuleAction.BLOCK, [RuleMatch(RuleField.TITLE, "sponsored")])
+    assert storage.rules.save([good], 0, "2026-11-28T03:00:00Z")
+    db, table = storage.client("dynamodb"), storage.settings.stats_table
+    item = db.get_item(TableName=table, Key={"day": {"S": "rules"}}, ConsistentRead=True)["Item"]
+    stored = json.loads(item["rules"]["S"])
+    for broken in ({"action": "explode", "matches": []}, 7, {"action": "block"}):
+        db.put_item(TableName=table, Item={**item, "rules": {"S": json.dumps([broken, *stored])}})
+        assert storage.rules.book(consistent=True) == ([good], 1), broken
+    db.put_item(TableName=table, Item={**item, "rules": {"S": "not json"}})
+    assert storage.rules.book(consistent=True) == ([], 1)  # and the next save replaces it
+
+
 def test_a_change_made_meanwhile_is_kept_and_the_add_retried(storage, monkeypatch):
     """Two changes at once: the one whose condition fails reads the rules again and adds its own."""
     first = manage.draft(RuleAction.BLOCK, [RuleMatch(RuleField.TITLE, "sponsored")])

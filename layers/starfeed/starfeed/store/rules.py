@@ -5,11 +5,13 @@ and written with its version as the condition, so two changes at once cannot los
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import asdict, fields
 
 from starfeed.model import Rule, RuleAction, RuleField, RuleMatch, RuleSweep
 from starfeed.settings import Settings
 
+log = logging.getLogger(__name__)
 RULES_KEY = "rules"  # the items' keys in the stats table, whose other items are days
 SWEEP_KEY = "rules-sweep"
 
@@ -18,12 +20,17 @@ def _stored(rule: Rule) -> dict:
     return asdict(rule)
 
 
-def _rule_of(stored: dict) -> Rule:
-    matches = tuple(RuleMatch(RuleField(m["field"]), m["pattern"], bool(m.get("negated")))
-                    for m in stored["matches"])
-    known = {f.name for f in fields(Rule)} - {"action", "matches"}
-    return Rule(action=RuleAction(stored["action"]), matches=matches,
-                **{k: v for k, v in stored.items() if k in known})
+def _rule_of(stored: object) -> Rule | None:
+    """A stored rule; None for one edited by hand into what is no rule (rules/grammar.py checks
+    the rest, when the book is compiled)."""
+    try:
+        matches = tuple(RuleMatch(RuleField(m["field"]), m["pattern"], bool(m.get("negated")))
+                        for m in stored["matches"])
+        known = {f.name for f in fields(Rule)} - {"action", "matches"}
+        return Rule(action=RuleAction(stored["action"]), matches=matches,
+                    **{k: v for k, v in stored.items() if k in known})
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 class Rules:
@@ -36,7 +43,18 @@ class Rules:
                                  ConsistentRead=consistent).get("Item")
         if not item:
             return [], 0
-        return [_rule_of(r) for r in json.loads(item["rules"]["S"])], int(item["version"]["N"])
+        version = int(item["version"]["N"])  # written by save() alone: a save's condition
+        try:
+            stored = json.loads(item["rules"]["S"])
+        except (KeyError, TypeError, ValueError):
+            stored = None
+        stored = stored if isinstance(stored, list) else [None]
+        rules = [rule for rule in map(_rule_of, stored) if rule is not None]
+        if len(rules) < len(stored):
+            # Every fetch reads the book: one rule edited by hand must not stop them all.
+            log.error("rules: %d stored rules could not be read (edited by hand?) and judge nothing: "
+                      "`starfeed rules list` shows what is left", len(stored) - len(rules))
+        return rules, version
 
     def save(self, rules: list[Rule], version: int, changed_at: str) -> bool:
         """Store the rules as version + 1, unless they changed since `version` was read (False)."""
