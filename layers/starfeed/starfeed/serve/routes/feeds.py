@@ -12,12 +12,13 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from starfeed.cursors import BadCursor, decode_sort_key
 from starfeed.formats import BY_NAME, EXTENSIONS_SHOWN
+from starfeed.model import FEED_NAME
 from starfeed.render.summary import PUBLISHED_OPML, SUBSCRIPTIONS_OPML
 from starfeed.serve.responses import Served, text
 from starfeed.store.limits import SORT_KEY_BYTES
 
 SOURCE_ID = re.compile(r"^[0-9a-f]{6,64}$")
-COLLECTION = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+COLLECTION = FEED_NAME  # a collection's name, or a rule set's
 RSS = BY_NAME["rss"].extension  # what /rss serves
 
 
@@ -53,7 +54,7 @@ def router(served: Served) -> Router:
     @routes.get("/c/<name>/<filename>", compress=True)
     def collection(name: str, filename: str):
         stem, _, extension = filename.partition(".")
-        if stem != "feed" or not COLLECTION.match(name):
+        if stem != "feed" or not COLLECTION.fullmatch(name):
             return text(404, "no such collection feed: expected /c/{collection}/feed" + EXTENSIONS_SHOWN + "\n")
         return feed(f"c/{name}/feed", extension or None)
 
@@ -61,7 +62,7 @@ def router(served: Served) -> Router:
     def rule_set(name: str, filename: str):
         """A rule set's feed (docs/design.md#rule-sets), while the set has rules."""
         stem, _, extension = filename.partition(".")
-        if stem != "feed" or not COLLECTION.match(name):
+        if stem != "feed" or not COLLECTION.fullmatch(name):
             return text(404, "no such rule set feed: expected /r/{set}/feed" + EXTENSIONS_SHOWN + "\n")
         if name not in served.rule_sets():
             return no_rule_set(name)

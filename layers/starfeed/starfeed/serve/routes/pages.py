@@ -20,7 +20,7 @@ def router(served: Served) -> Router:
     @routes.get("/c/<name>", compress=True)
     @routes.get("/c/<name>/", compress=True)
     def collection_index(name: str):
-        if not COLLECTION.match(name):
+        if not COLLECTION.fullmatch(name):
             return text(404, "no such collection\n")
         tier = served.query("tier")
         if tier is not None and tier not in TIERS:
@@ -30,7 +30,7 @@ def router(served: Served) -> Router:
     @routes.get("/r/<name>", compress=True)
     @routes.get("/r/<name>/", compress=True)
     def rule_set_index(name: str):
-        if not COLLECTION.match(name):
+        if not COLLECTION.fullmatch(name):
             return text(404, "no such rule set\n")
         if name not in served.rule_sets():
             return no_rule_set(name)
